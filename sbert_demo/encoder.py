@@ -1,0 +1,177 @@
+"""One call for every model: a list of strings in, an L2-normalised float32 matrix out.
+
+What :func:`encode` adds to ``SentenceTransformer.encode``:
+
+* the persistent embedding cache (only texts not seen before are computed; a fully cached call
+  never loads the model or imports torch),
+* duplicates encoded once,
+* bf16 autocast where the hardware makes it fast and accurate (see :mod:`sbert_demo.devices`),
+* texts sorted by length over the whole call, then encoded in chunks so progress can be reported;
+  within a batch sentence-transformers pads only to the longest text (dynamic padding),
+* guard rails: non-strings, empty texts and too many texts are refused with a sentence; texts over
+  the model's token limit are truncated (as the model would) and reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import loading
+from .config import settings
+from .embedding_cache import embedding_cache
+from .registry import ModelEntry, Registry, get_registry
+
+logger = logging.getLogger(__name__)
+
+MAX_TEXTS = 50_000
+CHUNK = 256  # texts per progress step
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Encoded:
+    embeddings: np.ndarray  # (n, dim) float32, rows L2-normalised (all-zero for texts with no known words)
+    key: str
+    cached: int  # texts (after de-duplication) that came from the persistent cache
+    computed: int  # texts (after de-duplication) that were encoded now
+    seconds: float
+    truncated: tuple[int, ...] = ()  # positions in the input that exceeded the model's limit
+    empty_vectors: tuple[int, ...] = ()  # positions whose embedding is all zero
+
+    @property
+    def from_cache(self) -> bool:
+        return self.computed == 0
+
+    @property
+    def notes(self) -> list[str]:
+        notes = []
+        if self.truncated:
+            shown = ", ".join(str(i + 1) for i in self.truncated[:10])
+            more = " …" if len(self.truncated) > 10 else ""
+            notes.append(f"{len(self.truncated)} text(s) exceeded the model's length limit and were truncated (#{shown}{more}).")
+        if self.empty_vectors:
+            notes.append(f"{len(self.empty_vectors)} text(s) contain no word this model knows; their similarity is 0.")
+        return notes
+
+
+def validate_texts(texts: Sequence[str], max_texts: int = MAX_TEXTS) -> list[str]:
+    """The texts as a list, or a ValueError naming the first problem."""
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise ValueError("Give a list of texts, not a single string or another object.")
+    if not texts:
+        raise ValueError("There is nothing to encode: the list of texts is empty.")
+    if len(texts) > max_texts:
+        raise ValueError(f"{len(texts):,} texts is too many at once; the limit is {max_texts:,}.")
+    for position, text in enumerate(texts, start=1):
+        if not isinstance(text, str):
+            raise ValueError(f"Text #{position} is not a string (got {type(text).__name__}).")
+        if not text.strip():
+            raise ValueError(f"Text #{position} is empty or only whitespace; remove it or write a sentence.")
+    return list(texts)
+
+
+def cache_key(identity: str, precision: str | None) -> str:
+    """Embeddings depend on the model files and on the numeric precision they were computed in.
+
+    The precision *setting* ("auto" included) stands in for the resolved precision so a fully
+    cached lookup needs no torch import; "auto" resolves the same way every time on one machine.
+    """
+    config = settings()
+    return f"{identity}|{precision or config.precision}|{config.device}"
+
+
+def _token_lengths(model, texts: list[str]) -> list[int] | None:
+    tokenizer = getattr(model, "tokenizer", None)
+    if tokenizer is None or not callable(tokenizer) or getattr(model, "max_seq_length", None) is None:
+        return None  # e.g. GloVe: no token limit that matters
+    return [len(ids) for ids in tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]]
+
+
+def _compute(loaded: loading.LoadedModel, texts: list[str], batch_size: int,
+             progress: Progress | None, done: int, total: int) -> tuple[np.ndarray, set[int]]:
+    """Encode ``texts`` (already de-duplicated) in length order; return vectors and truncated positions."""
+    import torch
+
+    model, choice = loaded.model, loaded.device
+    limit = model.max_seq_length if loaded.entry.kind != "glove" else None
+    # Cutting absurdly long texts first bounds tokenizer work; the model would see only the first
+    # ``limit`` tokens anyway, and no word piece is longer than 100 characters.
+    clipped = [t[: limit * 100] if limit else t for t in texts]
+    lengths = _token_lengths(model, clipped) if limit else None
+    truncated = {i for i, n in enumerate(lengths or []) if n > limit}
+    order = np.argsort([-len(t) for t in clipped], kind="stable")
+    out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
+    autocast = choice.autocast_dtype
+    for start in range(0, len(order), CHUNK):
+        index = order[start : start + CHUNK]
+        with torch.inference_mode(), torch.autocast(choice.device, dtype=autocast, enabled=autocast is not None):
+            vectors = model.encode([clipped[i] for i in index], batch_size=batch_size, convert_to_tensor=True,
+                                   show_progress_bar=False)
+        out[index] = torch.nn.functional.normalize(vectors.float(), dim=-1).cpu().numpy()
+        if progress:
+            progress(done + start + len(index), total)
+    return out, truncated
+
+
+def encode(
+    model: str | ModelEntry,
+    texts: Sequence[str],
+    *,
+    registry: Registry | None = None,
+    batch_size: int = 32,
+    precision: str | None = None,
+    use_cache: bool = True,
+    progress: Progress | None = None,
+) -> Encoded:
+    """Embed ``texts`` with a registry model.
+
+    >>> encode("all-MiniLM-L6-v2", ["A man bites a dog.", "A dog bites a man."]).embeddings.shape
+    (2, 384)
+    """
+    started = time.perf_counter()
+    texts = validate_texts(texts)
+    registry = registry or get_registry()
+    entry, status, identity = loading.resolve(model, registry)
+    unique = list(dict.fromkeys(texts))
+    cache = embedding_cache() if use_cache else None
+    hits = cache.get_many(cache_key(identity, precision), unique) if cache and identity else {}
+    missing = [i for i in range(len(unique)) if i not in hits]
+    if progress:
+        progress(len(hits), len(unique))
+
+    dim = next(iter(hits.values()))[0].shape[0] if hits else None
+    truncated_unique = {i for i, (_, cut) in hits.items() if cut}
+    vectors: np.ndarray | None = None
+    if missing:
+        loaded = loading.load(entry, registry, precision=precision)
+        identity = loaded.identity
+        computed, cut = _compute(loaded, [unique[i] for i in missing], batch_size, progress, len(hits), len(unique))
+        dim = computed.shape[1]
+        vectors = np.empty((len(unique), dim), dtype=np.float32)
+        vectors[missing] = computed
+        truncated_unique |= {missing[i] for i in cut}
+        if cache:
+            cache.put_many(cache_key(identity, precision), [unique[i] for i in missing], computed, cut)
+    if vectors is None:
+        vectors = np.empty((len(unique), dim), dtype=np.float32)
+    for i, (vector, _) in hits.items():
+        vectors[i] = vector
+
+    position = {text: i for i, text in enumerate(unique)}
+    rows = np.array([position[t] for t in texts])
+    embeddings = vectors[rows]
+    zero = np.flatnonzero(~np.any(embeddings, axis=1))
+    return Encoded(
+        embeddings=embeddings,
+        key=entry.key,
+        cached=len(hits),
+        computed=len(missing),
+        seconds=time.perf_counter() - started,
+        truncated=tuple(int(i) for i in np.flatnonzero(np.isin(rows, list(truncated_unique)))),
+        empty_vectors=tuple(int(i) for i in zero),
+    )

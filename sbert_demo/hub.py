@@ -1,0 +1,94 @@
+"""Is the Hugging Face Hub reachable, and what does the local cache already hold?
+
+Both questions must be answered offline within a few seconds: the answer decides whether a model
+or a data set is offered, and a hanging DNS lookup must never freeze the app. The probe runs in a
+daemon thread with a hard deadline and its answer is remembered for a minute.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+from .config import settings
+
+logger = logging.getLogger(__name__)
+
+_PROBE_TTL_S = 60.0
+_probe_lock = threading.Lock()
+_probe_result: tuple[float, bool] | None = None
+
+HUB_UNREACHABLE = "the Hugging Face Hub is not reachable from this machine"
+
+
+def hub_offline_forced() -> bool:
+    """True when the user told the Hugging Face libraries to stay offline."""
+    return any(
+        os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+    )
+
+
+def _endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+def _probe(timeout_s: float) -> bool:
+    import httpx
+
+    try:
+        response = httpx.head(f"{_endpoint()}/api/models", timeout=timeout_s, follow_redirects=True)
+        return response.status_code < 500
+    except Exception as exc:  # any network failure means "not reachable"
+        logger.debug("Hub probe failed: %s", exc)
+        return False
+
+
+def hub_reachable(refresh: bool = False) -> bool:
+    """Whether the Hub answers, decided within ``SBERT_DEMO_HUB_TIMEOUT`` seconds (default 2).
+
+    The answer is cached for a minute. ``HF_HUB_OFFLINE=1`` answers False without any network use.
+    """
+    global _probe_result
+    if hub_offline_forced():
+        return False
+    with _probe_lock:
+        if not refresh and _probe_result and time.monotonic() - _probe_result[0] < _PROBE_TTL_S:
+            return _probe_result[1]
+        timeout = settings().hub_timeout_s
+        box: list[bool] = []
+        worker = threading.Thread(target=lambda: box.append(_probe(timeout)), daemon=True)
+        worker.start()
+        worker.join(timeout + 0.5)  # DNS can ignore httpx's timeout; the thread may outlive us
+        reachable = bool(box and box[0])
+        _probe_result = (time.monotonic(), reachable)
+        return reachable
+
+
+def cached_snapshot(repo_id: str, repo_type: str = "model") -> Path | None:
+    """The newest complete local snapshot of ``repo_id`` in the Hugging Face cache, if any."""
+    try:
+        from huggingface_hub import constants
+
+        cache = Path(constants.HF_HUB_CACHE)
+    except Exception:
+        return None
+    folder = cache / f"{repo_type}s--{repo_id.replace('/', '--')}"
+    ref = folder / "refs" / "main"
+    if ref.is_file():
+        snapshot = folder / "snapshots" / ref.read_text().strip()
+        if (snapshot / "config.json").is_file():
+            return snapshot
+    snapshots = sorted((folder / "snapshots").glob("*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    return next((s for s in snapshots if (s / "config.json").is_file()), None)
+
+
+def needs_hub_message(what: str) -> str:
+    """The sentence shown when ``what`` would have to come from an unreachable Hub."""
+    return (
+        f"{what} needs the Hugging Face Hub, which is not reachable from this machine; "
+        "put the model in models/ or set HF_HOME to a cache that has it."
+    )

@@ -1,0 +1,194 @@
+"""2-D maps (UMAP, or PCA for few sentences) and automatic clustering of sentence embeddings.
+
+umap-learn compiles its numba kernels on first use, which takes seconds; the app calls
+:func:`warm_up` in a background thread at start-up so the first map a user asks for is quick.
+
+Example::
+
+    >>> import numpy as np
+    >>> projection = project_2d(np.random.default_rng(0).normal(size=(6, 8)))
+    >>> projection.method, projection.coords.shape
+    ('PCA', (6, 2))
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .similarity import normalize_rows
+
+logger = logging.getLogger(__name__)
+
+# Below this many points UMAP's neighbour graph has too few neighbours to say anything a linear
+# projection would not; PCA is then the more honest picture (and it is instant).
+UMAP_MIN_POINTS = 10
+CLUSTER_METHODS = ("kmeans", "hdbscan")
+# k-means restarts: 10 is cheap for the few dozen sentences of a demo; past a few hundred the
+# nine fits (k = 2..10) would take half a minute on two cores, and 3 restarts are enough there.
+KMEANS_N_INIT_SMALL, KMEANS_N_INIT_LARGE, KMEANS_LARGE_N = 10, 3, 500
+
+
+@dataclass(frozen=True)
+class Projection:
+    coords: np.ndarray  # (n, 2) float
+    method: str  # "UMAP" or "PCA"
+    note: str | None
+
+
+@dataclass(frozen=True)
+class Clustering:
+    labels: np.ndarray  # (n,) int; -1 marks HDBSCAN noise
+    method: str
+    k: int  # number of clusters, noise excluded
+    silhouette: float | None  # cosine silhouette of the chosen labels, None if undefined
+
+
+def _distinct_rows(unit: np.ndarray) -> int:
+    return len(np.unique(np.round(unit, 6), axis=0))
+
+
+def project_2d(embeddings: np.ndarray, random_state: int = 42) -> Projection:
+    """Project embeddings to 2-D: UMAP (cosine) from ``UMAP_MIN_POINTS`` points, PCA below that.
+
+    Rows are L2-normalised first, so PCA distances match cosine similarity. The result is
+    deterministic for a fixed ``random_state``.
+    """
+    unit = normalize_rows(embeddings)
+    n = unit.shape[0]
+    if n < 3:
+        raise ValueError(f"A 2-D map needs at least 3 sentences; got {n}.")
+    if _distinct_rows(unit) < 2:
+        note = f"All {n} sentences have the same embedding, so they sit on a single point."
+        return Projection(np.zeros((n, 2)), "PCA", note)
+    if n < UMAP_MIN_POINTS:
+        note = f"Only {n} sentences: too few for UMAP, showing PCA instead."
+        return Projection(_pca_2d(unit), "PCA", note)
+    coords = _umap_2d(unit, random_state)
+    if not np.isfinite(coords).all():
+        logger.warning("UMAP returned non-finite coordinates for %d points; using PCA.", n)
+        note = "UMAP could not lay out these embeddings, showing PCA instead."
+        return Projection(_pca_2d(unit), "PCA", note)
+    return Projection(coords, "UMAP", None)
+
+
+def _pca_2d(unit: np.ndarray) -> np.ndarray:
+    from sklearn.decomposition import PCA
+
+    n_components = min(2, *unit.shape)
+    coords = PCA(n_components=n_components, svd_solver="full").fit_transform(unit)
+    if n_components < 2:  # one-dimensional input: put every point on the x axis
+        coords = np.hstack([coords, np.zeros((len(coords), 2 - n_components))])
+    return coords.astype(np.float64)
+
+
+def _umap_2d(unit: np.ndarray, random_state: int) -> np.ndarray:
+    import umap
+
+    reducer = umap.UMAP(
+        n_components=2,
+        n_neighbors=min(15, unit.shape[0] - 1),
+        min_dist=0.1,
+        metric="cosine",
+        random_state=random_state,
+        n_jobs=1,  # a fixed random_state forces one thread anyway; saying so avoids a warning
+    )
+    return np.asarray(reducer.fit_transform(unit), dtype=np.float64)
+
+
+def auto_clusters(
+    embeddings: np.ndarray, method: str = "kmeans", max_k: int = 10, random_state: int = 42
+) -> Clustering:
+    """Cluster embeddings by cosine similarity.
+
+    ``"kmeans"`` tries k = 2 .. min(max_k, n - 1) and keeps the k with the best cosine silhouette;
+    ``"hdbscan"`` finds the number of clusters itself and marks outliers with -1. Fewer than three
+    sentences, or all-identical embeddings, give one cluster.
+    """
+    if method not in CLUSTER_METHODS:
+        raise ValueError(f"Unknown clustering method {method!r}; choose one of {', '.join(CLUSTER_METHODS)}.")
+    if max_k < 2:
+        raise ValueError(f"max_k must be at least 2, got {max_k}.")
+    unit = normalize_rows(embeddings)
+    n = unit.shape[0]
+    distinct = _distinct_rows(unit) if n else 0
+    if n < 3 or distinct < 2:
+        return Clustering(np.zeros(n, dtype=np.int64), method, min(n, 1), None)
+    if method == "kmeans":
+        return _kmeans(unit, min(max_k, n - 1, distinct), random_state)
+    return _hdbscan(unit)
+
+
+def _cosine_distances(unit: np.ndarray) -> np.ndarray:
+    distances = np.clip(1.0 - unit @ unit.T, 0.0, 2.0)
+    np.fill_diagonal(distances, 0.0)
+    return distances
+
+
+def _kmeans(unit: np.ndarray, k_max: int, random_state: int) -> Clustering:
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    distances = _cosine_distances(unit)  # computed once, shared by every silhouette
+    n_init = KMEANS_N_INIT_SMALL if len(unit) <= KMEANS_LARGE_N else KMEANS_N_INIT_LARGE
+    best: Clustering | None = None
+    for k in range(2, k_max + 1):
+        kmeans = KMeans(n_clusters=k, n_init=n_init, random_state=random_state)
+        labels = kmeans.fit_predict(unit)
+        if len(np.unique(labels)) < 2:
+            continue
+        score = float(silhouette_score(distances, labels, metric="precomputed"))
+        if best is None or score > best.silhouette:  # ties keep the smaller k
+            best = Clustering(labels.astype(np.int64), "kmeans", k, score)
+    if best is None:
+        return Clustering(np.zeros(len(unit), dtype=np.int64), "kmeans", 1, None)
+    return best
+
+
+def hdbscan_min_cluster_size(n: int) -> int:
+    """Smallest cluster HDBSCAN may report: 2 for small sets, up to 5 for a few hundred sentences."""
+    return max(2, min(5, n // 10))
+
+
+def _hdbscan(unit: np.ndarray) -> Clustering:
+    from sklearn.cluster import HDBSCAN
+    from sklearn.metrics import silhouette_score
+
+    # Euclidean distance between unit vectors is a monotone function of cosine distance, and it
+    # lets HDBSCAN use a tree instead of brute force.
+    labels = HDBSCAN(min_cluster_size=hdbscan_min_cluster_size(len(unit)), copy=True).fit_predict(unit)
+    labels = labels.astype(np.int64)
+    clustered = labels >= 0
+    k = len(np.unique(labels[clustered]))
+    silhouette = None
+    if 2 <= k < clustered.sum():
+        distances = _cosine_distances(unit[clustered])
+        silhouette = float(silhouette_score(distances, labels[clustered], metric="precomputed"))
+    return Clustering(labels, "hdbscan", k, silhouette)
+
+
+def cluster_agreement(groups: Sequence[str], labels: Sequence[int]) -> float:
+    """Adjusted Rand index between the user's groups and cluster labels (1 = same partition).
+
+    HDBSCAN noise (-1) counts as one more cluster.
+    """
+    from sklearn.metrics import adjusted_rand_score
+
+    groups, labels = list(groups), list(labels)
+    if len(groups) != len(labels):
+        raise ValueError(f"There are {len(groups)} group labels for {len(labels)} cluster labels.")
+    if not groups:
+        raise ValueError("Cluster agreement needs at least one sentence.")
+    return float(adjusted_rand_score(groups, labels))
+
+
+def warm_up() -> None:
+    """Fit a tiny UMAP once so numba compiles its kernels before the first user asks for a map."""
+    start = time.perf_counter()
+    points = np.random.default_rng(0).normal(size=(20, 8))
+    project_2d(points)
+    logger.info("UMAP warmed up in %.1f s.", time.perf_counter() - start)
