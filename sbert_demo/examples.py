@@ -1,7 +1,7 @@
 """Built-in example sentence sets, and parsing of the sentence text box and uploaded files.
 
-The text box holds one sentence per line, optionally prefixed by a group label: ``group | sentence``.
-Groups let the app measure within-group versus between-group similarity.
+The text box holds one sentence per line, optionally prefixed by a group label:
+``group | sentence``. Groups let the app measure within-group versus between-group similarity.
 
 Example::
 
@@ -365,8 +365,8 @@ def _table_records(text: str, delimiter: str, name: str) -> list[_Record]:
             found = ", ".join(repr(c) for c in columns[:10]) or "none"
             raise ValueError(
                 f"{name} has no sentence column. Name one header column "
-                f"{_alternatives(SENTENCE_COLUMNS)}, and optionally one {_alternatives(GROUP_COLUMNS)} "
-                f"(columns found: {found})."
+                f"{_alternatives(SENTENCE_COLUMNS)}, and optionally one "
+                f"{_alternatives(GROUP_COLUMNS)} (columns found: {found})."
             )
         group_col = _find_column(columns, GROUP_COLUMNS)
         records: list[_Record] = []
@@ -377,7 +377,8 @@ def _table_records(text: str, delimiter: str, name: str) -> list[_Record]:
                 group = (row[group_col] if group_col < len(row) else "").strip()
             records.append((reader.line_num, group, sentence))
     except csv.Error as exc:
-        raise ValueError(f"{name} could not be read as a table ({exc}); check its format.") from None
+        message = f"{name} could not be read as a table ({exc}); check its format."
+        raise ValueError(message) from None
     return records
 
 

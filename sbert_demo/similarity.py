@@ -33,12 +33,14 @@ class SimilaritySummary:
 
 
 def normalize_rows(embeddings: np.ndarray) -> np.ndarray:
-    """L2-normalise each row (float64); zero rows stay zero. Raises on NaN/inf or a non-2-D array."""
+    """L2-normalise each row (as float64); zero rows stay zero. NaN/inf or non-2-D input raises."""
     array = np.asarray(embeddings, dtype=np.float64)
     if array.ndim != 2:
-        raise ValueError(f"Embeddings must be a 2-D array (sentences x dimensions), got {array.ndim}-D.")
+        raise ValueError(
+            f"Embeddings must be a 2-D array (sentences x dimensions), got {array.ndim}-D."
+        )
     if not np.isfinite(array).all():
-        raise ValueError("The embeddings contain NaN or infinite values; the model output is broken.")
+        raise ValueError("The embeddings contain NaN or infinite values; check the model output.")
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     return np.divide(array, norms, out=np.zeros_like(array), where=norms > _ZERO_NORM)
 
@@ -67,7 +69,9 @@ def _check_square(sim: np.ndarray) -> np.ndarray:
 def _check_groups(groups: Sequence[str], n: int) -> list[str]:
     groups = list(groups)
     if len(groups) != n:
-        raise ValueError(f"There are {len(groups)} group labels for {n} sentences; give one per sentence.")
+        raise ValueError(
+            f"There are {len(groups)} group labels for {n} sentences; give one per sentence."
+        )
     return groups
 
 

@@ -1,0 +1,124 @@
+"""2-D projection and clustering on synthetic embeddings with known structure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sbert_demo.projection import (
+    UMAP_MIN_POINTS,
+    auto_clusters,
+    cluster_agreement,
+    project_2d,
+    warm_up,
+)
+
+
+def blobs(n_per_blob: int = 10, dim: int = 16, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Three tight clusters in well-separated directions, and their true labels."""
+    rng = np.random.default_rng(seed)
+    centers = np.eye(dim)[:3] * 5
+    points = np.vstack([c + rng.normal(scale=0.3, size=(n_per_blob, dim)) for c in centers])
+    return points, np.repeat([0, 1, 2], n_per_blob)
+
+
+@pytest.mark.parametrize("n", [3, 6, UMAP_MIN_POINTS - 1])
+def test_few_points_use_pca_with_a_note(n):
+    points, _ = blobs()
+    projection = project_2d(points[:n])
+    assert projection.method == "PCA"
+    assert projection.note == f"Only {n} sentences: too few for UMAP, showing PCA instead."
+    assert projection.coords.shape == (n, 2) and np.isfinite(projection.coords).all()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_fewer_than_three_points_raise(n):
+    with pytest.raises(ValueError, match="at least 3 sentences"):
+        project_2d(np.ones((n, 4)))
+
+
+@pytest.mark.parametrize("n", [4, 12])
+def test_identical_embeddings_sit_on_one_point(n):
+    projection = project_2d(np.tile([0.2, -1.0, 3.0], (n, 1)))
+    assert np.array_equal(projection.coords, np.zeros((n, 2)))
+    assert "same embedding" in projection.note
+
+
+def test_one_dimensional_embeddings_do_not_crash():
+    projection = project_2d(np.array([[1.0], [-1.0], [2.0], [-3.0]]))
+    assert projection.coords.shape == (4, 2)
+    assert np.array_equal(projection.coords[:, 1], np.zeros(4))
+
+
+def test_umap_is_deterministic_and_separates_blobs():
+    points, truth = blobs()
+    first, second = project_2d(points), project_2d(points)
+    assert first.method == "UMAP" and first.note is None
+    assert first.coords.shape == (30, 2)
+    np.testing.assert_array_equal(first.coords, second.coords)
+    # the map keeps the blobs apart: every point is closer to its own blob's centre
+    centres = np.array([first.coords[truth == k].mean(axis=0) for k in range(3)])
+    nearest = np.argmin(np.linalg.norm(first.coords[:, None] - centres[None], axis=2), axis=1)
+    assert np.array_equal(nearest, truth)
+
+
+def test_umap_copes_with_mostly_duplicate_points():
+    points = np.ones((12, 5))
+    points[0] = [1.0, 0.0, 0.0, 0.0, 0.0]
+    projection = project_2d(points)
+    assert projection.coords.shape == (12, 2) and np.isfinite(projection.coords).all()
+
+
+def test_warm_up_runs():
+    assert warm_up() is None
+
+
+@pytest.mark.parametrize("method", ["kmeans", "hdbscan"])
+def test_clustering_recovers_three_blobs(method):
+    points, truth = blobs()
+    clustering = auto_clusters(points, method=method)
+    assert clustering.method == method and clustering.k == 3
+    assert cluster_agreement(truth.astype(str), clustering.labels) == 1.0
+    assert clustering.silhouette is not None and clustering.silhouette > 0.9
+
+
+def test_kmeans_is_deterministic_and_respects_max_k():
+    points, _ = blobs()
+    first, second = auto_clusters(points), auto_clusters(points)
+    np.testing.assert_array_equal(first.labels, second.labels)
+    assert auto_clusters(points, max_k=2).k == 2
+
+
+@pytest.mark.parametrize("method", ["kmeans", "hdbscan"])
+@pytest.mark.parametrize("points", [np.zeros((0, 3)), np.ones((1, 3)), np.ones((2, 3)), np.ones((7, 3))])
+def test_degenerate_inputs_give_one_cluster(method, points):
+    clustering = auto_clusters(points, method=method)
+    assert clustering.labels.tolist() == [0] * len(points)
+    assert clustering.k == min(len(points), 1) and clustering.silhouette is None
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"method": "dbscan"}, "choose one of kmeans, hdbscan"),
+    ({"max_k": 1}, "at least 2"),
+])
+def test_bad_options_raise(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        auto_clusters(np.eye(4), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("groups", "labels", "expected"),
+    [
+        (["a", "a", "b", "b"], [1, 1, 0, 0], 1.0),
+        (["a", "a", "b", "b"], [0, 0, 0, 0], 0.0),
+        (["a", "b"], [0, 0], 0.0),
+    ],
+)
+def test_cluster_agreement_known_values(groups, labels, expected):
+    assert cluster_agreement(groups, labels) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("groups", "labels"), [([], []), (["a"], [0, 1])])
+def test_cluster_agreement_rejects_bad_input(groups, labels):
+    with pytest.raises(ValueError):
+        cluster_agreement(groups, labels)
