@@ -1,17 +1,12 @@
-"""Example sets and sentence parsing (text box and uploaded files)."""
+"""Example sets (sbert_demo.examples) and sentence parsing (sbert_demo.sentences)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sbert_demo import examples
-from sbert_demo.examples import (
-    EXAMPLE_SETS,
-    UNGROUPED,
-    get_example,
-    parse_sentences,
-    read_sentence_file,
-)
+from sbert_demo import sentences
+from sbert_demo.examples import EXAMPLE_SETS, get_example
+from sbert_demo.sentences import UNGROUPED, ParsedSentences, parse_sentences, read_sentence_file
 
 REQUIRED = ["paraphrase-questions", "near-duplicates", "bag-of-words-traps", "multi-topic",
             "naive-bert-alike"]
@@ -73,7 +68,7 @@ def test_groups_blank_lines_and_whitespace():
 
 def test_no_groups_gives_none_and_trailing_newline_is_not_a_blank_line():
     parsed = parse_sentences("First sentence.\r\nSecond sentence.\n")
-    assert parsed == examples.ParsedSentences(["First sentence.", "Second sentence."], None, [])
+    assert parsed == ParsedSentences(["First sentence.", "Second sentence."], None, [])
 
 
 def test_only_first_bar_splits_and_long_prefix_is_not_a_group():
@@ -191,7 +186,7 @@ def test_bad_files_raise(tmp_path, name, data, message):
 def test_missing_and_oversized_files_raise(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="was not found"):
         read_sentence_file(tmp_path / "absent.txt")
-    monkeypatch.setattr(examples, "MAX_FILE_BYTES", 10)
+    monkeypatch.setattr(sentences, "MAX_FILE_BYTES", 10)
     path = tmp_path / "big.txt"
     path.write_text("a sentence\nanother sentence\n")
     with pytest.raises(ValueError, match="files up to 0 MB|Upload a smaller file"):

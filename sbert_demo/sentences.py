@@ -1,0 +1,313 @@
+"""Parsing sentences typed in the text box or uploaded as a file.
+
+The text box holds one sentence per line, optionally prefixed by a group label:
+``group | sentence``. Groups let the app measure within-group versus between-group similarity.
+
+Example::
+
+    >>> parsed = parse_sentences("pets | A cat sleeps.\\npets | A dog barks.\\nThe bus is late.")
+    >>> parsed.groups
+    ['pets', 'pets', 'ungrouped']
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+UNGROUPED = "ungrouped"
+MAX_GROUP_CHARS = 40
+MAX_FILE_BYTES = 5 * 1024 * 1024
+SENTENCE_COLUMNS = ("sentence", "text", "sentences", "query")
+GROUP_COLUMNS = ("group", "label", "topic", "category", "cluster")
+_MAX_LISTED = 5  # notes list at most this many items before summarising
+
+
+@dataclass(frozen=True)
+class ParsedSentences:
+    sentences: list[str]
+    groups: list[str] | None
+    notes: list[str]  # remarks for the user, e.g. "Skipped 3 blank lines."
+
+
+# One input record before cleaning: (line number in the source, group label or None, sentence).
+_Record = tuple[int, "str | None", str]
+
+
+def parse_sentences(
+    text: str, max_sentences: int = 2000, max_chars: int = 20000
+) -> ParsedSentences:
+    """Parse the text box: one sentence per line, optionally ``group | sentence``.
+
+    Example::
+
+        >>> parse_sentences("a | x\\n\\n b|y").sentences
+        ['x', 'y']
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"Sentences must be given as text, not as {type(text).__name__}.")
+    return _parse_text(text, None, max_sentences, max_chars)
+
+
+def read_sentence_file(
+    path: str | Path, max_sentences: int = 2000, max_chars: int = 20000
+) -> ParsedSentences:
+    """Read sentences from a .txt file (text-box format) or a .csv/.tsv file with a header.
+
+    CSV/TSV files need a sentence column (one of ``SENTENCE_COLUMNS``) and may have a group column
+    (one of ``GROUP_COLUMNS``). The limits are those of :func:`parse_sentences`.
+    """
+    path = Path(path)
+    name = path.name
+    if not path.is_file():
+        raise ValueError(f"The file {name} was not found; upload it again.")
+    suffix = path.suffix.lower()
+    if suffix not in (".txt", ".csv", ".tsv"):
+        raise ValueError(f"{name} is not a .txt, .csv or .tsv file; upload one of those.")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ValueError(
+            f"{name} is {size / 1024**2:.1f} MB; files up to {MAX_FILE_BYTES // 1024**2} MB are "
+            "accepted. Upload a smaller file."
+        )
+    data = path.read_bytes()
+    if not data.strip():
+        raise ValueError(f"{name} is empty; it needs at least two sentences.")
+    text = _decode(data, name)
+    if suffix == ".txt":
+        return _parse_text(text, name, max_sentences, max_chars)
+    records = _table_records(text, "\t" if suffix == ".tsv" else ",", name)
+    return _finish(records, "Row", name, max_sentences, max_chars)
+
+
+def _parse_text(
+    text: str, source: str | None, max_sentences: int, max_chars: int
+) -> ParsedSentences:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":  # a final newline ends the last line; it is not a blank line
+        lines.pop()
+    records: list[_Record] = []
+    long_labels: list[int] = []
+    for number, line in enumerate(lines, start=1):
+        group, sentence = _split_group(line)
+        if group is None and "|" in line:
+            long_labels.append(number)
+        records.append((number, group, sentence))
+    parsed = _finish(records, "Line", source, max_sentences, max_chars)
+    if long_labels and parsed.groups is not None:
+        parsed.notes.append(
+            f"{_numbered('Line', long_labels)} {_verb(long_labels, 'has', 'have')} a '|' after "
+            f"more than {MAX_GROUP_CHARS} characters, so the whole line was read as the sentence."
+        )
+    return parsed
+
+
+def _split_group(line: str) -> tuple[str | None, str]:
+    head, sep, tail = line.partition("|")
+    if sep and len(head.strip()) <= MAX_GROUP_CHARS:
+        return head.strip(), tail
+    return None, line
+
+
+def _decode(data: bytes, name: str) -> str:
+    message = f"{name} is not UTF-8 text; save it as UTF-8 plain text or CSV and upload it again."
+    if b"\x00" in data:
+        raise ValueError(message)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError(message) from None
+
+
+def _table_records(text: str, delimiter: str, name: str) -> list[_Record]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next((row for row in reader if any(cell.strip() for cell in row)), None)
+        columns = [cell.strip().lower() for cell in header or []]
+        sentence_col = _find_column(columns, SENTENCE_COLUMNS)
+        if sentence_col is None:
+            found = ", ".join(repr(c) for c in columns[:10]) or "none"
+            raise ValueError(
+                f"{name} has no sentence column. Name one header column "
+                f"{_alternatives(SENTENCE_COLUMNS)}, and optionally one "
+                f"{_alternatives(GROUP_COLUMNS)} (columns found: {found})."
+            )
+        group_col = _find_column(columns, GROUP_COLUMNS)
+        records: list[_Record] = []
+        for row in reader:
+            sentence = row[sentence_col] if sentence_col < len(row) else ""
+            group = None
+            if group_col is not None:
+                group = (row[group_col] if group_col < len(row) else "").strip()
+            records.append((reader.line_num, group, sentence))
+    except csv.Error as exc:
+        message = f"{name} could not be read as a table ({exc}); check its format."
+        raise ValueError(message) from None
+    return records
+
+
+def _find_column(columns: list[str], aliases: tuple[str, ...]) -> int | None:
+    for alias in aliases:
+        if alias in columns:
+            return columns.index(alias)
+    return None
+
+
+def _alternatives(names: tuple[str, ...]) -> str:
+    quoted = [f"'{n}'" for n in names]
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def _clean(text: str) -> tuple[str, int]:
+    """Remove invisible and control characters; tabs and odd spaces become normal spaces."""
+    if text.isprintable():  # fast path: no control, format or non-ASCII space characters
+        return text, 0
+    kept: list[str] = []
+    removed = 0
+    for char in text:
+        category = unicodedata.category(char)
+        if char == "\t" or category in ("Zs", "Zl", "Zp"):
+            kept.append(" ")
+        elif category[0] == "C":  # Cc control, Cf zero-width/format, Cs, Co, Cn
+            removed += 1
+        else:
+            kept.append(char)
+    return "".join(kept), removed
+
+
+def _finish(
+    records: list[_Record], unit: str, source: str | None, max_sentences: int, max_chars: int
+) -> ParsedSentences:
+    """Clean the records, check the count and describe every change in a note."""
+    sentences: list[str] = []
+    labels: list[str | None] = []
+    blank = removed = 0
+    label_only: list[int] = []
+    empty_label: list[int] = []
+    for number, group, sentence in records:
+        sentence, removed_here = _clean(sentence)
+        sentence = sentence.strip()
+        if group is not None:
+            group, removed_group = _clean(group)
+            group = group.strip()
+            removed_here += removed_group
+        removed += removed_here
+        if not sentence:
+            if group:
+                label_only.append(number)
+            else:
+                blank += 1
+            continue
+        if group == "":
+            empty_label.append(number)
+        sentences.append(sentence)
+        labels.append(group)
+    _check_count(len(sentences), source, max_sentences)
+
+    notes: list[str] = []
+    unit_plural = unit.lower() + "s"
+    if blank:
+        notes.append(f"Skipped {blank} blank {unit_plural if blank > 1 else unit.lower()}.")
+    if label_only:
+        notes.append(
+            f"{_numbered(unit, label_only)} {_verb(label_only, 'has', 'have')} a group label but "
+            "no sentence and was skipped."
+        )
+    if removed:
+        notes.append(f"Removed {removed} invisible or control character{'s' * (removed > 1)}.")
+    notes.extend(_truncate(sentences, max_chars))
+    groups = _fill_groups(labels, unit, empty_label, notes)
+    notes.extend(_duplicate_notes(sentences))
+    for note in notes:
+        logger.debug("parse note: %s", note)
+    return ParsedSentences(sentences, groups, notes)
+
+
+def _check_count(count: int, source: str | None, max_sentences: int) -> None:
+    if count == 0:
+        if source is None:
+            raise ValueError("Enter at least two sentences, one per line.")
+        raise ValueError(f"{source} contains no sentences; it needs at least two.")
+    if count == 1:
+        if source is None:
+            raise ValueError("Only one sentence was found. Enter at least two, one per line.")
+        raise ValueError(f"{source} contains only one sentence; it needs at least two.")
+    if count > max_sentences:
+        where = "The text" if source is None else source
+        raise ValueError(
+            f"{where} has {count:,} sentences; the limit is {max_sentences:,}. "
+            "Remove some sentences and try again."
+        )
+
+
+def _truncate(sentences: list[str], max_chars: int) -> list[str]:
+    """Cut over-long sentences in place; return the note about it, if any."""
+    cut = [i for i, sentence in enumerate(sentences) if len(sentence) > max_chars]
+    for i in cut:
+        sentences[i] = sentences[i][:max_chars].rstrip()
+    if not cut:
+        return []
+    numbers = [i + 1 for i in cut]
+    return [
+        f"{_numbered('Sentence', numbers)} {_verb(numbers, 'was', 'were')} longer than "
+        f"{max_chars:,} characters and cut to that length."
+    ]
+
+
+def _fill_groups(
+    labels: list[str | None], unit: str, empty_label: list[int], notes: list[str]
+) -> list[str] | None:
+    """Replace missing labels with 'ungrouped'; None when no line has a label at all."""
+    if not any(labels):
+        return None
+    if empty_label:
+        notes.append(
+            f"{_numbered(unit, empty_label)} had an empty group label; "
+            f"{_verb(empty_label, 'it was', 'they were')} put in group '{UNGROUPED}'."
+        )
+    unlabelled = sum(label is None for label in labels)
+    if unlabelled:
+        plural = unlabelled > 1
+        notes.append(
+            f"{unlabelled} {unit.lower()}{'s' * plural} had no group label; "
+            f"{'they were' if plural else 'it was'} put in group '{UNGROUPED}'."
+        )
+    return [label or UNGROUPED for label in labels]
+
+
+def _duplicate_notes(sentences: list[str]) -> list[str]:
+    positions: dict[str, list[int]] = {}
+    for number, sentence in enumerate(sentences, start=1):
+        positions.setdefault(sentence, []).append(number)
+    repeated = [numbers for numbers in positions.values() if len(numbers) > 1]
+    if len(repeated) <= 3:
+        return [f"Sentences {_join(numbers)} are identical." for numbers in repeated]
+    extra = sum(len(numbers) - 1 for numbers in repeated)
+    return [
+        f"{extra} sentences repeat earlier ones (for example, sentences {_join(repeated[0])} are "
+        "identical). Repeats are kept."
+    ]
+
+
+def _numbered(unit: str, numbers: list[int]) -> str:
+    """'Line 5', 'Lines 5 and 8', or '12 lines (first: line 5)' when the list is long."""
+    if len(numbers) == 1:
+        return f"{unit} {numbers[0]}"
+    if len(numbers) <= _MAX_LISTED:
+        return f"{unit}s {_join(numbers)}"
+    return f"{len(numbers)} {unit.lower()}s (the first is {unit.lower()} {numbers[0]})"
+
+
+def _verb(numbers: list[int], singular: str, plural: str) -> str:
+    return singular if len(numbers) == 1 else plural
+
+
+def _join(numbers: list[int]) -> str:
+    text = [str(n) for n in numbers]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " and " + text[-1]
