@@ -66,11 +66,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from .evaluation import evaluate_many
+    from .registry import get_registry
 
-    pairs = _load_pairs(args)
     keys = [k.strip() for k in args.models.split(",") if k.strip()]
     if not keys:
         raise ValueError("Name at least one model with --models (see: python -m sbert_demo models).")
+    for key in keys:
+        get_registry().get(key)  # an unknown key is a typo: stop with exit status 2 before any work
+    pairs = _load_pairs(args)
     print(f"Evaluating {len(keys)} model(s) on {pairs.name} ({len(pairs):,} pairs)", file=sys.stderr)
     bars: dict[str, tqdm] = {}
 

