@@ -98,8 +98,12 @@ def _token_lengths(model, texts: list[str]) -> list[int] | None:
 
 
 def _compute(loaded: loading.LoadedModel, texts: list[str], batch_size: int,
-             progress: Progress | None, done: int, total: int) -> tuple[np.ndarray, set[int]]:
-    """Encode ``texts`` (already de-duplicated) in length order; return vectors and truncated positions."""
+             progress: Progress | None, done: int, total: int,
+             store: Callable[[list[str], np.ndarray, set[int]], None] | None = None) -> tuple[np.ndarray, set[int]]:
+    """Encode ``texts`` (already de-duplicated) in length order; return vectors and truncated positions.
+
+    ``store`` receives each finished chunk, so an interrupted long run keeps what it computed.
+    """
     import torch
 
     model, choice = loaded.model, loaded.device
@@ -118,6 +122,9 @@ def _compute(loaded: loading.LoadedModel, texts: list[str], batch_size: int,
             vectors = model.encode([clipped[i] for i in index], batch_size=batch_size, convert_to_tensor=True,
                                    show_progress_bar=False)
         out[index] = torch.nn.functional.normalize(vectors.float(), dim=-1).cpu().numpy()
+        if store:
+            cut = {j for j, i in enumerate(index) if i in truncated}
+            store([texts[i] for i in index], out[index], cut)
         if progress:
             progress(done + start + len(index), total)
     return out, truncated
@@ -155,13 +162,13 @@ def encode(
     if missing:
         loaded = loading.load(entry, registry, precision=precision)
         identity = loaded.identity
-        computed, cut = _compute(loaded, [unique[i] for i in missing], batch_size, progress, len(hits), len(unique))
+        key = cache_key(identity, precision)
+        store = (lambda chunk, chunk_vectors, chunk_cut: cache.put_many(key, chunk, chunk_vectors, chunk_cut)) if cache else None
+        computed, cut = _compute(loaded, [unique[i] for i in missing], batch_size, progress, len(hits), len(unique), store)
         dim = computed.shape[1]
         vectors = np.empty((len(unique), dim), dtype=np.float32)
         vectors[missing] = computed
         truncated_unique |= {missing[i] for i in cut}
-        if cache:
-            cache.put_many(cache_key(identity, precision), [unique[i] for i in missing], computed, cut)
     if vectors is None:
         vectors = np.empty((len(unique), dim), dtype=np.float32)
     for i, (vector, _) in hits.items():
