@@ -170,10 +170,19 @@ class Registry:
         status = self.availability(entry)
         if not status.available:
             raise ValueError(status.reason)
-        with self._lock:
-            self.added[entry.key] = entry
+        self.register(entry)
         logger.info("Added model %s from %s", entry.key, status.where)
         return entry
+
+    def register(self, entry: ModelEntry) -> None:
+        """Register an entry that was already validated (e.g. handed to a training process)."""
+        with self._lock:
+            self.added[entry.key] = entry
+
+    def added_entry(self, key: str) -> ModelEntry | None:
+        """The entry a user added at run time under ``key``, if any."""
+        with self._lock:
+            return self.added.get(key)
 
     def remove(self, key: str) -> None:
         with self._lock:

@@ -1,0 +1,134 @@
+"""How long a training run will take, before it starts (for the Train tab's "about N minutes").
+
+A run's time is start-up + scoring the base model (free when its embeddings are cached) +
+optimiser steps + dev-curve evaluations + saving + scoring the trained model. A step costs a fixed
+overhead plus a cost per text (a pair is two texts, a triplet three); the costs below were measured
+on this project's 2-core build machine, one training thread, other jobs running (so they lean slow):
+
+=====================================  ==========  ===========  =========================
+model (kind, precision)                step cost   per text     measured
+=====================================  ==========  ===========  =========================
+GloVe average + dense (fp32)           1.5 ms      0.04 ms      1,229 steps of 32 NLI pairs
+                                                                in 3.0 s (idle) to 5.8 s (busy)
+all-MiniLM-L6-v2, CPU bf16             10 ms       7.5 ms       64 pairs/s at batch 16
+all-MiniLM-L6-v2, CPU fp32             10 ms       23 ms        21 pairs/s at batch 16
+=====================================  ==========  ===========  =========================
+
+Larger transformers scale with layers x hidden size² (BERT/mpnet base ≈ 8x MiniLM). GPU figures are
+not measured here (no GPU on the build machine): a CUDA step is taken as 40x faster than CPU bf16,
+a conservative figure for MiniLM-sized models on current data-centre GPUs. Encoding for
+evaluation: GloVe ~20,000 texts/s, MiniLM ~600 texts/s (bf16) or ~180 (fp32) on one CPU thread.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from .settings import TrainConfig
+
+MINILM_COST = 384 * 384 * 6  # hidden² x layers of all-MiniLM-L6-v2
+STARTUP_S = 8.0  # child process + torch/transformers imports + model load
+GLOVE = {"step_s": 0.0015, "text_s": 0.00004, "encode_text_s": 1 / 20_000}
+MINILM_CPU = {"bf16": {"step_s": 0.010, "text_s": 0.0075, "encode_text_s": 1 / 600},
+              "fp32": {"step_s": 0.010, "text_s": 0.023, "encode_text_s": 1 / 180}}
+GPU_SPEEDUP = 40.0
+DEV_TEST_TEXTS = 5_600  # distinct sentences of STSb dev + test
+CURVE_TEXTS = {True: 1_000, False: 2_900}  # distinct sentences of the 500-pair sample / all of dev
+HUB_SIZES = {"nli": 942_069, "mnrl": 557_850}  # all-nli pair-class / triplet train splits
+
+
+@dataclass(frozen=True)
+class Estimate:
+    startup_s: float
+    before_s: float
+    training_s: float
+    curve_s: float
+    save_s: float
+    after_s: float
+    steps: int
+    examples: int
+
+    @property
+    def total_s(self) -> float:
+        return self.startup_s + self.before_s + self.training_s + self.curve_s + self.save_s + self.after_s
+
+
+def _relative_size(entry, location: Path | None) -> float:
+    """Compute per text relative to all-MiniLM-L6-v2, from the model's config.json when readable."""
+    try:
+        config = json.loads((location / "config.json").read_text(encoding="utf-8"))
+        return config["hidden_size"] ** 2 * config["num_hidden_layers"] / MINILM_COST
+    except (OSError, ValueError, KeyError, TypeError):  # no local copy yet (Hub), or not a transformer
+        return 1.0 if "MiniLM-L6" in entry.key else 8.0
+
+
+def _examples(config: TrainConfig) -> int:
+    from .. import data
+
+    source = config.data_source
+    if source == "stsb":
+        count = len(data.sts_split("train"))
+    elif source == "nli":
+        try:
+            count = len(data.nli_triplets() if config.objective == "mnrl" else data.nli_pairs())
+        except ValueError:
+            count = HUB_SIZES["mnrl" if config.objective == "mnrl" else "nli"]
+    else:
+        with open(source, "rb") as handle:
+            count = max(0, sum(1 for line in handle if line.strip()) - 1)
+    return min(count, config.max_pairs) if config.max_pairs else count
+
+
+def _costs(config: TrainConfig, kind: str, device: str, precision: str, size: float) -> dict[str, float]:
+    if kind == "glove":
+        costs = dict(GLOVE)
+    else:
+        base = MINILM_CPU["bf16" if precision == "bf16" else "fp32"]
+        costs = {key: value * (size if key != "step_s" else 1.0) for key, value in base.items()}
+        if device != "cpu":
+            costs = {key: value / GPU_SPEEDUP for key, value in costs.items()}
+    return costs
+
+
+def estimate(config: TrainConfig, device: str | None = None, threads: int | None = None) -> Estimate:
+    """The expected duration of each phase of ``config``'s run (reads the data once to count it)."""
+    from ..registry import get_registry
+    from .arguments import curve_size, schedule, training_device
+    from .settings import training_threads
+
+    registry = get_registry()
+    entry = registry.get(config.base)
+    choice = training_device(config.precision, entry.kind, device=device)
+    size = _relative_size(entry, registry.availability(entry).location)
+    costs = _costs(config, entry.kind, choice.device, choice.precision, size)
+    if choice.device == "cpu":  # measured on one thread; more threads help sub-linearly
+        speedup = max(1, threads or training_threads(entry.kind)) ** 0.6
+        costs = {key: value / speedup for key, value in costs.items()}
+    examples = _examples(config)
+    plan = schedule(config, examples, entry.kind, choice.device)
+    texts_per_example = 3 if config.objective == "mnrl" else 2
+    step_s = costs["step_s"] + costs["text_s"] * config.batch_size * texts_per_example
+    encode = costs["encode_text_s"]
+    sampled = curve_size(entry.kind, choice.device) is not None
+    return Estimate(
+        startup_s=STARTUP_S,
+        before_s=DEV_TEST_TEXTS * encode,  # an upper bound: usually cached
+        training_s=plan.total_steps * step_s,
+        curve_s=math.ceil(plan.total_steps / plan.eval_steps) * CURVE_TEXTS[sampled] * encode,
+        save_s=2.0,
+        after_s=DEV_TEST_TEXTS * encode,
+        steps=plan.total_steps,
+        examples=examples,
+    )
+
+
+def estimate_seconds(config: TrainConfig, device: str | None = None) -> float:
+    """Expected wall-clock seconds of the whole run (see the module docstring for the numbers).
+
+    >>> round(estimate_seconds(TrainConfig("glove-6b-50d", "nli-softmax", "x", batch_size=32)))  # doctest: +SKIP
+    30
+    """
+    return estimate(config, device).total_s

@@ -1,0 +1,89 @@
+"""The training process the job manager starts: ``python -m sbert_demo.training.worker``.
+
+Protocol (text, one JSON document per line):
+
+* stdin, first line: ``{"config": {...TrainConfig...}, "entry": {...ModelEntry...} | null}``;
+  then ``cancel`` lines. End of input (the app closed the pipe or died) also cancels, so a run
+  never outlives the app that started it.
+* stdout: events ``[method, [args...]]`` replayed into the job's state (see
+  :class:`~sbert_demo.training.reporting.JsonLinesReporter`), then one final event:
+  ``["done", [name]]``, ``["cancelled", [sentence]]`` or ``["failed", [sentence]]``.
+  Anything else written to stdout (a library's print) is redirected to stderr, the server log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+from typing import Any, TextIO
+
+logger = logging.getLogger("sbert_demo.training.worker")
+
+
+def _watch_stdin(stream: TextIO, cancel: threading.Event) -> None:
+    for line in stream:
+        if line.strip() == "cancel":
+            cancel.set()
+    cancel.set()  # end of input: the app is gone or gave up on this run
+
+
+def _registry_entry(values: dict[str, Any] | None) -> Any:
+    from ..registry import ModelEntry
+
+    if not values:
+        return None
+    return ModelEntry(**{**values, "hub_ids": tuple(values.get("hub_ids") or ())})
+
+
+def run(request: dict[str, Any], reporter: Any, cancel: threading.Event) -> tuple[str, list]:
+    """Run one request; return the final event. Never raises."""
+    from ..registry import get_registry
+    from .reporting import Cancelled
+    from .runner import apply_thread_limit, run_training
+    from .settings import TrainConfig
+
+    try:
+        registry = get_registry()
+        entry = _registry_entry(request.get("entry"))
+        if entry is not None:  # a model the app's user added at run time: unknown to a fresh registry
+            registry.register(entry)
+        config = TrainConfig.from_dict(request["config"])
+        threads = apply_thread_limit(registry.get(config.base).kind)
+        reporter.log(f"Training process {os.getpid()} ready ({threads} CPU thread(s))")
+        return "done", [run_training(config, reporter, cancel).name]
+    except Cancelled as exc:
+        return "cancelled", [str(exc)]
+    except ValueError as exc:
+        return "failed", [str(exc)]
+    except Exception as exc:  # a bug or a library failure: logged here, a sentence for the user
+        logger.exception("Training failed")
+        return "failed", [f"Training failed unexpectedly ({type(exc).__name__}: {exc}); see the server log."]
+
+
+def main() -> int:
+    events = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt the events
+    sys.stdout = sys.stderr
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from .reporting import JsonLinesReporter
+
+    reporter = JsonLinesReporter(events)
+    line = sys.stdin.readline()
+    cancel = threading.Event()
+    threading.Thread(target=_watch_stdin, args=(sys.stdin, cancel), daemon=True).start()
+    try:
+        request = json.loads(line)
+    except ValueError:
+        reporter.send("failed", ["The training process got no valid request."])
+        return 2
+    reporter.send(*run(request, reporter, cancel))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""The issue's reference training runs on the real offline models and data (run with ``-m slow``).
+
+* siamese GloVe (GloVe average + Dense 50→256 tanh), NLI softmax on the ~39k local NLI pairs,
+  batch 32, lr 1e-3, one epoch: STSb test 55.61 → at least 57.5 (58.81 measured here, ~3-6 s);
+* all-MiniLM-L6-v2, cosine regression on STSb train, batch 16, lr 2e-5, one epoch: STSb test
+  82.03 → at least 84.5 (85.0 measured here with bf16 training, ~1.5-3 min on one CPU thread).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sbert_demo.registry import get_registry
+from sbert_demo.training.runner import apply_thread_limit, run_training
+from sbert_demo.training.settings import config_for
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def real_data(shared_data, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("SBERT_DEMO_DATA", str(shared_data))
+    import torch
+
+    threads = torch.get_num_threads()
+    yield shared_data
+    torch.set_num_threads(threads)
+
+
+def test_siamese_glove_nli_softmax_beats_the_average(real_data) -> None:
+    apply_thread_limit("glove")
+    config = config_for("glove-6b-50d", "nli-softmax", "glove-nli", batch_size=32, learning_rate=1e-3)
+    result = run_training(config)
+    assert result.before["test"] == pytest.approx(0.5561, abs=0.0005)
+    assert result.after["test"] >= 0.575
+    assert result.pairs == 39_313 and result.precision == "fp32"
+    assert get_registry().get("glove-nli").family == "fine-tuned"
+
+
+def test_minilm_cosine_on_stsb_train(real_data, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")  # the deployment default (bf16 on native-bf16 CPUs)
+    apply_thread_limit("sentence-transformers")
+    config = config_for("all-MiniLM-L6-v2", "cosine", "minilm-stsb", batch_size=16, learning_rate=2e-5)
+    result = run_training(config)
+    assert result.before["test"] == pytest.approx(0.8203, abs=0.002)
+    assert result.after["test"] >= 0.845
+    assert result.pairs == 5_749
