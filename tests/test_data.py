@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sbert_demo import data
+from sbert_demo import data, datafiles, records
 from sbert_demo.data import NLI_LABELS, NliPairs, ScoredPairs, Triplets
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -192,7 +192,7 @@ def test_problem_list_is_capped(tmp_path: Path) -> None:
     path = write(tmp_path, "pairs.csv", "s1,s2,score\na,b,1\nc,d,2\n" + bad)
     pairs = data.read_scored_pairs(path)
     assert len(pairs) == 2
-    assert len(pairs.problems) == data.MAX_PROBLEMS + 1
+    assert len(pairs.problems) == records.MAX_PROBLEMS + 1
     assert pairs.problems[0].startswith("line 4:")
     assert pairs.problems[-1] == "… and 10 more rejected rows"
 
@@ -230,7 +230,7 @@ def test_utf8_with_bom_and_missing_file(tmp_path: Path) -> None:
 
 
 def test_file_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(data, "MAX_FILE_BYTES", 10)
+    monkeypatch.setattr(datafiles, "MAX_FILE_BYTES", 10)
     path = write(tmp_path, "pairs.csv", "sentence1,sentence2,score\na,b,1\nc,d,2\n")
     with pytest.raises(ValueError, match="the limit is"):
         data.read_scored_pairs(path)
