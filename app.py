@@ -1,0 +1,39 @@
+"""Serve the SBERT demo: ``python app.py [--host HOST] [--port PORT] [--share]``.
+
+Hugging Face Spaces runs this file as it is (``sdk: gradio``, ``app_file: app.py``) and sets
+``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``; locally the app listens on 127.0.0.1:7860.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from sbert_demo.cli import quiet_libraries
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    default_host = "0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"  # Spaces must listen outside
+    parser = argparse.ArgumentParser(description="Serve the SBERT sentence-similarity demo.")
+    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or default_host,
+                        help="address to listen on (default: $GRADIO_SERVER_NAME, 0.0.0.0 on Spaces, else 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
+                        help="port to listen on (default: $GRADIO_SERVER_PORT or 7860)")
+    parser.add_argument("--share", action="store_true", help="also open a temporary public gradio.live link")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
+    quiet_libraries()
+    from sbert_demo.ui.app import build_app, configure_queue, launch_options
+
+    demo = configure_queue(build_app())
+    demo.launch(server_name=args.host, server_port=args.port, share=args.share, **launch_options())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""One exploration of a sentence set: for each chosen model, similarities, summary, query ranking,
+2-D map and automatic clusters, as plain data.
+
+The Explore tab and its API endpoint both call :func:`explore`, so what ``gradio_client`` receives
+(:meth:`Exploration.as_json`) holds the same numbers the page shows.
+
+Example::
+
+    >>> result = explore(["A cat sleeps.", "A kitten naps.", "Stocks fell."], None, ["glove-6b-50d"])
+    >>> result.models[0].ranking[0][0]  # the sentence most similar to sentence 1
+    1
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .encoder import encode
+from .projection import CLUSTER_METHODS, Clustering, Projection, auto_clusters, cluster_agreement, project_2d
+from .registry import Registry, get_registry
+from .similarity import SimilaritySummary, cosine_matrix, rank_against, summarize
+
+logger = logging.getLogger(__name__)
+
+MAX_MODELS = 4  # side-by-side columns stay readable up to four
+MAX_SENTENCES = 500  # beyond this a heatmap is an unreadable blur and slow to draw
+Progress = Callable[[float, str], None]  # (fraction done, what is happening)
+
+
+@dataclass(frozen=True)
+class ModelExploration:
+    key: str
+    label: str
+    family: str
+    error: str | None = None  # why the model was skipped
+    sim: np.ndarray | None = None
+    summary: SimilaritySummary | None = None
+    ranking: tuple[tuple[int, float], ...] = ()
+    projection: Projection | None = None
+    clustering: Clustering | None = None
+    agreement: float | None = None  # adjusted Rand index of clusters vs. the given groups
+    seconds: float = 0.0
+    cached: bool = False
+    notes: tuple[str, ...] = ()
+
+    def as_json(self, sentences: Sequence[str]) -> dict:
+        row: dict = {"key": self.key, "label": self.label, "family": self.family, "error": self.error}
+        if self.error:
+            return row
+        summary, clustering, projection = self.summary, self.clustering, self.projection
+        row["summary"] = {
+            "n": summary.n, "mean_pairwise": _round(summary.mean_pairwise),
+            "within_group": _round(summary.within_group), "between_group": _round(summary.between_group),
+            "gap": _round(summary.gap),
+        }
+        row["ranking"] = [{"rank": rank, "index": i, "sentence": sentences[i], "cosine": _round(score)}
+                          for rank, (i, score) in enumerate(self.ranking, start=1)]
+        row["clusters"] = {"method": clustering.method, "k": clustering.k,
+                           "silhouette": _round(clustering.silhouette), "ari": _round(self.agreement),
+                           "labels": [int(label) for label in clustering.labels]}
+        row["map"] = None if projection is None else {
+            "method": projection.method, "note": projection.note,
+            "x": [_round(v) for v in projection.coords[:, 0]], "y": [_round(v) for v in projection.coords[:, 1]],
+        }
+        row.update(seconds=round(self.seconds, 3), cached=self.cached, notes=list(self.notes))
+        return row
+
+
+@dataclass(frozen=True)
+class Exploration:
+    sentences: list[str]
+    groups: list[str] | None
+    query_index: int
+    cluster_method: str
+    models: list[ModelExploration]
+    notes: list[str]
+
+    @property
+    def succeeded(self) -> list[ModelExploration]:
+        return [m for m in self.models if m.error is None]
+
+    def as_json(self) -> dict:
+        return {
+            "sentences": self.sentences, "groups": self.groups, "query_index": self.query_index,
+            "query": self.sentences[self.query_index], "cluster_method": self.cluster_method,
+            "notes": self.notes, "models": [m.as_json(self.sentences) for m in self.models],
+        }
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(float(value), digits)
+
+
+def check_request(sentences: Sequence[str], model_keys: Sequence[str], query_index: int,
+                  cluster_method: str) -> list[str]:
+    """The distinct model keys, or a ValueError saying what to change."""
+    keys = list(dict.fromkeys(k.strip() for k in (model_keys or []) if k and k.strip()))
+    if not keys:
+        raise ValueError("Choose at least one model to compare.")
+    if len(keys) > MAX_MODELS:
+        raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
+    if len(sentences) < 2:
+        raise ValueError("Enter at least two sentences, one per line.")
+    if len(sentences) > MAX_SENTENCES:
+        raise ValueError(f"{len(sentences):,} sentences is too many to explore at once; the limit is "
+                         f"{MAX_SENTENCES}. Use the STS tab for large data sets.")
+    if not 0 <= query_index < len(sentences):
+        raise ValueError(f"The query sentence {query_index + 1} does not exist; choose one from 1 "
+                         f"to {len(sentences)}.")
+    if cluster_method not in CLUSTER_METHODS:
+        raise ValueError(f"Unknown clustering method {cluster_method!r}; choose one of "
+                         f"{', '.join(CLUSTER_METHODS)}.")
+    return keys
+
+
+def explore(sentences: Sequence[str], groups: Sequence[str] | None, model_keys: Sequence[str],
+            query_index: int = 0, cluster_method: str = "kmeans", registry: Registry | None = None,
+            progress: Progress | None = None) -> Exploration:
+    """Explore ``sentences`` with each model; unavailable models are skipped with the reason."""
+    sentences, groups = list(sentences), None if groups is None else list(groups)
+    if groups is not None and len(groups) != len(sentences):
+        raise ValueError(f"There are {len(groups)} group labels for {len(sentences)} sentences.")
+    keys = check_request(sentences, model_keys, query_index, cluster_method)
+    registry = registry or get_registry()
+    models, notes = [], []
+    for position, key in enumerate(keys):
+        def step(fraction: float, what: str, position=position) -> None:
+            if progress:
+                progress((position + fraction) / len(keys), what)
+
+        result = _explore_one(key, sentences, groups, query_index, cluster_method, registry, step)
+        models.append(result)
+        if result.error:
+            notes.append(f"{result.label} was skipped: {result.error}")
+        notes.extend(f"{result.label}: {note}" for note in result.notes)
+    if not any(m.error is None for m in models):
+        raise ValueError("None of the chosen models can run here. " + " ".join(notes))
+    return Exploration(sentences, groups, query_index, cluster_method, models, notes)
+
+
+def _explore_one(key: str, sentences: list[str], groups: list[str] | None, query_index: int,
+                 cluster_method: str, registry: Registry, step: Progress) -> ModelExploration:
+    entry = registry.get(key)
+    started = time.perf_counter()
+    step(0.0, f"{entry.label}: encoding")
+    try:
+        encoded = encode(entry, sentences, registry=registry,
+                         progress=lambda done, total: step(0.6 * done / max(total, 1), f"{entry.label}: encoding"))
+    except ValueError as exc:
+        return ModelExploration(entry.key, entry.label, entry.family, error=str(exc))
+    sim = cosine_matrix(encoded.embeddings)
+    summary = summarize(sim, groups)
+    ranking = tuple(rank_against(sim, query_index))
+    step(0.6, f"{entry.label}: clustering")
+    clustering = auto_clusters(encoded.embeddings, method=cluster_method)
+    agreement = None
+    if groups is not None and len(set(groups)) > 1:
+        agreement = cluster_agreement(groups, clustering.labels)
+    step(0.8, f"{entry.label}: 2-D map")
+    notes = list(encoded.notes)
+    projection = None
+    if len(sentences) >= 3:
+        projection = project_2d(encoded.embeddings)
+    else:
+        notes.append("A 2-D map needs at least three sentences.")
+    return ModelExploration(
+        key=entry.key, label=entry.label, family=entry.family, sim=sim, summary=summary,
+        ranking=ranking, projection=projection, clustering=clustering, agreement=agreement,
+        seconds=time.perf_counter() - started, cached=encoded.from_cache, notes=tuple(notes),
+    )
+
+
+def rankings(sentences: Sequence[str], model_keys: Sequence[str], query_index: int,
+             registry: Registry | None = None) -> list[tuple[str, str, list[tuple[int, float]]]]:
+    """``(key, label, ranking)`` per model for another query: cheap once the sentences are cached."""
+    sentences = list(sentences)
+    keys = check_request(sentences, model_keys, query_index, CLUSTER_METHODS[0])
+    registry = registry or get_registry()
+    out = []
+    for key in keys:
+        entry = registry.get(key)
+        sim = cosine_matrix(encode(entry, sentences, registry=registry).embeddings)
+        out.append((entry.key, entry.label, rank_against(sim, query_index)))
+    return out
+
+
+def format_sentences(sentences: Sequence[str], groups: Sequence[str] | None) -> tuple[str, list[str]]:
+    """Text-box content for parsed sentences (the inverse of ``examples.parse_sentences``).
+
+    The text box reads ``|`` as the group separator, so a ``|`` inside a sentence becomes ``/``;
+    the returned notes say so.
+    """
+    notes = []
+    piped = [i + 1 for i, s in enumerate(sentences) if "|" in s]
+    if piped:
+        notes.append(f"{len(piped)} sentence(s) contained '|', which the text box reads as a group "
+                     f"separator; it was replaced by '/' (first: sentence {piped[0]}).")
+    clean = [s.replace("|", "/") for s in sentences]
+    if groups is None:
+        return "\n".join(clean), notes
+    return "\n".join(f"{g.replace('|', '/')} | {s}" for g, s in zip(groups, clean)), notes

@@ -1,0 +1,142 @@
+"""The whole web app: header, one tab per module, footer, queue settings and a background warm-up.
+
+``build_app()`` only lays out the page; nothing heavy is loaded until someone asks for it. With
+``warm_up=True`` a daemon thread loads the default model and compiles UMAP's kernels while the
+server starts, so the first click is quick but start-up never waits for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import threading
+
+import gradio as gr
+
+from . import explore, models, sts
+from .model_select import Refresher, keep_in_sync
+
+logger = logging.getLogger(__name__)
+
+TITLE = "SBERT demo: sentence similarity, naive vs. siamese"
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+QUEUE_MAX_SIZE = 64  # waiting events beyond this are refused with "queue full" instead of piling up
+DEFAULT_CONCURRENCY = 2  # the machine has few cores; more parallel encodes only slow each other down
+MAX_FILE_SIZE = "20mb"
+
+HEADER = """
+<div class="app-header">
+  <h1>Sentence similarity: naive embeddings vs. SBERT</h1>
+  <p>Averaged GloVe vectors and plain BERT (CLS, mean or max pooling) make unrelated sentences look
+  alike; siamese sentence embeddings (SBERT) put sentences that mean the same close together.<br>
+  Explore your own sentences side by side, or measure it live on the STS benchmark.</p>
+</div>
+"""
+
+FOOTER = """
+<div class="app-footer">
+  Based on N. Reimers and I. Gurevych,
+  <a href="https://arxiv.org/abs/1908.10084" target="_blank" rel="noopener">Sentence-BERT: Sentence
+  Embeddings using Siamese BERT-Networks</a>, EMNLP 2019. Models load on first use; embeddings are cached.
+</div>
+"""
+
+# Colours match ``plots.FAMILY_COLORS`` (Okabe-Ito): naive orange, siamese blue, fine-tuned green.
+CSS = """
+.app-header h1 { font-size: 1.6rem; font-weight: 600; margin: 0.2rem 0 0.3rem; }
+.app-header p { margin: 0; color: var(--body-text-color-subdued); line-height: 1.45; }
+.app-footer { margin-top: 1.5rem; font-size: 0.85rem; color: var(--body-text-color-subdued); text-align: center; }
+.tab-intro p { color: var(--body-text-color-subdued); margin: 0.1rem 0 0.4rem; }
+.muted { color: var(--body-text-color-subdued); font-size: 0.9rem; margin: 0.25rem 0; }
+.badge { display: inline-block; margin-left: 0.45rem; padding: 0.05rem 0.5rem; border-radius: 999px;
+         font-size: 0.75rem; font-weight: 600; color: white; vertical-align: middle; }
+.badge-naive { background: #E69F00; } .badge-siamese { background: #0072B2; }
+.badge-fine-tuned { background: #009E73; } .badge-other { background: #777; }
+.notes { border-radius: 8px; padding: 0.6rem 0.9rem; margin: 0.3rem 0; font-size: 0.9rem; }
+.notes ul { margin: 0.3rem 0 0 1.1rem; padding: 0; }
+.notes-info { background: rgba(0, 114, 178, 0.08); border-left: 4px solid #0072B2; }
+.notes-warning { background: rgba(230, 159, 0, 0.12); border-left: 4px solid #E69F00; }
+.notes-ok { background: rgba(0, 158, 115, 0.10); border-left: 4px solid #009E73; }
+.summary-table { width: 100%; border-collapse: collapse; font-size: 0.92rem; }
+.summary-table th { text-align: left; font-weight: 600; padding: 0.4rem 0.6rem;
+                    border-bottom: 2px solid var(--border-color-primary); }
+.summary-table td { padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--border-color-primary);
+                    vertical-align: middle; }
+.summary-table .num { font-variant-numeric: tabular-nums; font-weight: 600; }
+.summary-table .bar { height: 5px; width: 100%; max-width: 160px; background: var(--border-color-primary);
+                      border-radius: 3px; margin-top: 3px; }
+.summary-table .bar span { display: block; height: 100%; border-radius: 3px; }
+.bar-naive { background: #E69F00; } .bar-siamese { background: #0072B2; } .bar-fine-tuned { background: #009E73; }
+.model-head { display: flex; align-items: center; flex-wrap: wrap; }
+.model-name { font-weight: 600; font-size: 1.05rem; }
+.model-meta { color: var(--body-text-color-subdued); font-size: 0.8rem; margin: 0.1rem 0 0.3rem; }
+.stats { display: flex; gap: 1.1rem; flex-wrap: wrap; }
+.stats div { display: flex; flex-direction: column; }
+.stat-value { font-size: 1.15rem; font-weight: 600; font-variant-numeric: tabular-nums; }
+.stat-name { font-size: 0.75rem; color: var(--body-text-color-subdued); }
+.caption { margin: 0 0.4rem; }
+.progress-box { min-height: 4.5rem; }
+#explore-upload { align-self: end; }
+"""
+
+
+def theme() -> gr.themes.Base:
+    # System fonts: nothing to download (the app must work offline), and the webfonts bundled with
+    # Gradio rendered some capitals of "SBERT" as small capitals in Chromium.
+    font = ["Inter", "ui-sans-serif", "system-ui", "Segoe UI", "Helvetica Neue", "Arial", "sans-serif"]
+    return gr.themes.Default(primary_hue="blue", secondary_hue="orange", neutral_hue="slate", font=font)
+
+
+def launch_options() -> dict:
+    """Keyword arguments for ``Blocks.launch`` (Gradio 6 takes theme and CSS there)."""
+    return {"theme": theme(), "css": CSS, "max_file_size": MAX_FILE_SIZE}
+
+
+def configure_queue(demo: gr.Blocks) -> gr.Blocks:
+    """Bounded queue; each tab's main action has its own ``concurrency_id`` so STS runs never block
+    Explore, and at most ``DEFAULT_CONCURRENCY`` events of one kind run at once."""
+    return demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
+
+
+def _warm_up() -> None:
+    from ..encoder import encode
+    from ..hub import hub_reachable
+    from ..projection import warm_up
+
+    try:
+        hub_reachable()  # answer the (time-boxed) Hub probe before the first page load asks
+        encode(DEFAULT_MODEL, ["Warming up the default model."], use_cache=False)
+        warm_up()
+        logger.info("Warm-up finished: %s loaded, UMAP compiled.", DEFAULT_MODEL)
+    except Exception:  # a failed warm-up only means the first request does the loading itself
+        logger.exception("Background warm-up failed")
+
+
+def start_warm_up() -> threading.Thread:
+    thread = threading.Thread(target=_warm_up, name="sbert-demo-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _optional_tabs() -> list[tuple[str, object]]:
+    """Tabs whose modules may not exist in every build (Train; it says itself when training is
+    switched off with ``SBERT_DEMO_ALLOW_TRAINING=0``)."""
+    if importlib.util.find_spec(f"{__package__}.train") is None:
+        return []
+    return [("Train", importlib.import_module(f"{__package__}.train"))]
+
+
+def build_app(warm_up: bool = True) -> gr.Blocks:
+    """The Blocks app with every tab, not launched; call :func:`configure_queue` before launching."""
+    with gr.Blocks(title=TITLE, fill_width=True) as demo:
+        gr.HTML(HEADER)
+        tabs = [("Explore", explore), ("STS benchmark", sts), *_optional_tabs(), ("Models", models)]
+        for name, module in tabs:
+            with gr.Tab(name, id=name.lower().split()[0]) as tab:
+                refreshers: list[Refresher] = module.build_tab() or []
+            keep_in_sync(refreshers, tab.select, demo.load)
+        gr.HTML(FOOTER)
+    if warm_up:
+        start_warm_up()
+    return demo

@@ -1,0 +1,224 @@
+"""Explore tab: one sentence set, up to four models side by side.
+
+Per model: the cosine heatmap (one colour scale shared by all models), the summary numbers, a
+ranking against a chosen query sentence and a 2-D map coloured by group or automatic cluster.
+The Run button's endpoint (``api_name="explore"``) returns the same numbers as JSON.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from .. import plots
+from ..examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, get_example, parse_sentences, read_sentence_file
+from ..exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings
+from ..similarity import group_order
+from . import snippets
+from .common import user_errors
+from .model_select import Refresher, default_models, model_dropdown, picker
+
+COLOUR_CHOICES = [("given groups", "groups"), ("automatic clusters", "clusters")]
+CLUSTER_CHOICES = [("k-means (k by silhouette)", "kmeans"), ("HDBSCAN", "hdbscan")]
+DEFAULT_MODELS = ("glove-6b-50d", "all-MiniLM-L6-v2", "all-mpnet-base-v2")
+SLOT_OUTPUTS = 6  # column, header, heatmap, ranking, map, map caption
+
+
+# --- handlers ------------------------------------------------------------------------------------
+
+@user_errors
+def load_example(key: str) -> tuple[str, str]:
+    example = get_example(key)
+    return example.text, snippets.paragraph(example.description)
+
+
+@user_errors
+def load_file(path: str | None) -> tuple[str, str]:
+    if not path:
+        return gr.skip(), gr.skip()
+    parsed = read_sentence_file(path)
+    text, notes = format_sentences(parsed.sentences, parsed.groups)
+    return text, snippets.notes_box(parsed.notes + notes, title="Loaded the file")
+
+
+def query_choices(text: str, current: int | None) -> dict:
+    """Query choices follow the text box; while it cannot be parsed the list is simply empty
+    (typing must not pop errors; Run reports the problem)."""
+    try:
+        sentences = parse_sentences(text or "").sentences
+    except ValueError:
+        return gr.update(choices=[], value=None)
+    choices = [(f"{i + 1}. {snippets.shorten(s, 90)}", i) for i, s in enumerate(sentences)]
+    value = current if isinstance(current, int) and 0 <= current < len(sentences) else 0
+    return gr.update(choices=choices, value=value)
+
+
+@user_errors
+def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: str, cluster_method: str,
+                progress=gr.Progress()) -> list:
+    parsed = parse_sentences(text or "")
+    query_index = query if isinstance(query, int) and 0 <= query < len(parsed.sentences) else 0
+    result = explore(parsed.sentences, parsed.groups, model_keys or [], query_index, cluster_method,
+                     progress=lambda fraction, what: progress(fraction, desc=what))
+    data = result.as_json()
+    outputs = [snippets.notes_box(parsed.notes + result.notes), snippets.summary_table(data), data]
+    zmin, zmax = plots.shared_range([m.sim for m in result.succeeded])
+    for slot in range(MAX_MODELS):
+        model = result.models[slot] if slot < len(result.models) else None
+        outputs += _slot_outputs(result, data, slot, model, colour_by, zmin, zmax)
+    return outputs
+
+
+@user_errors
+def rerank(text: str, data: dict | None, query: int | None) -> list:
+    """New rankings for another query sentence, without recomputing maps or clusters."""
+    if not _current(data, text) or not isinstance(query, int):
+        return [gr.skip()] * MAX_MODELS
+    sentences = data["sentences"]
+    keys = [m["key"] for m in data["models"] if not m.get("error")]
+    figures = {key: _ranking_figure(label, sentences, query, ranking)
+               for key, label, ranking in rankings(sentences, keys, query)}
+    return [figures.get(m["key"], gr.skip()) if m else gr.skip() for m in _slots(data)]
+
+
+@user_errors
+def recolour(data: dict | None, colour_by: str) -> list:
+    if not data or not data.get("models"):
+        return [gr.skip()] * (2 * MAX_MODELS)
+    outputs = []
+    for model in _slots(data):
+        if model is None or model.get("error"):
+            outputs += [gr.skip(), gr.skip()]
+        else:
+            outputs += [_map_figure(model, data, colour_by), snippets.map_caption(model, data, colour_by)]
+    return outputs
+
+
+# --- figures from results ------------------------------------------------------------------------
+
+def _current(data: dict | None, text: str) -> bool:
+    """Whether the shown results belong to the sentences now in the text box."""
+    try:
+        return bool(data and data.get("sentences") == parse_sentences(text or "").sentences)
+    except ValueError:
+        return False
+
+
+def _slots(data: dict) -> list[dict | None]:
+    models = list(data.get("models", []))
+    return models + [None] * (MAX_MODELS - len(models))
+
+
+def _slot_outputs(result: Exploration, data: dict, slot: int, model, colour_by: str,
+                  zmin: float, zmax: float) -> list:
+    if model is None:
+        return [gr.update(visible=False), "", None, None, None, ""]
+    model_data = data["models"][slot]
+    if model.error:
+        return [gr.update(visible=True), snippets.model_header(model_data), None, None, None, ""]
+    sentences = result.sentences
+    heatmap = plots.heatmap(model.sim, sentences, f"{model.label}: cosine similarity", zmin=zmin, zmax=zmax,
+                            order=group_order(result.groups, len(sentences)), groups=result.groups)
+    _fit_heatmap(heatmap, len(sentences))
+    ranking = _ranking_figure(model.label, sentences, result.query_index, model.ranking)
+    return [gr.update(visible=True), snippets.model_header(model_data), heatmap, ranking,
+            _map_figure(model_data, data, colour_by), snippets.map_caption(model_data, data, colour_by)]
+
+
+def _fit_heatmap(figure, n: int) -> None:
+    """Side-by-side columns are narrow: let the cells fill the plot instead of staying square, and
+    drop what cannot be read at that size (hover still names both sentences of every cell)."""
+    figure.layout.yaxis.scaleanchor = None
+    figure.update_traces(colorbar=dict(thickness=10, title=dict(text="cosine", side="top")),
+                         textfont=dict(size=10 if n > 8 else 12))
+    if n > plots.HEATMAP_TEXT_MAX_N:
+        figure.update_yaxes(tickfont=dict(size=10), automargin=True)
+        figure.update_xaxes(showticklabels=False)
+    figure.update_layout(margin=dict(l=10, r=10, t=60, b=30))
+
+
+def _ranking_figure(label: str, sentences: list[str], query: int, ranking) -> object:
+    others = [f"{i + 1}. {sentences[i]}" for i, _ in ranking]
+    scores = [score for _, score in ranking]
+    figure = plots.ranking_bars(f"{query + 1}. {sentences[query]}", others, scores, f"{label}: closest to the query")
+    # Scores always sit just past the end of their bar, with room kept for them; "auto" put the
+    # text of short or negative bars on top of the sentence labels.
+    low, high = figure.layout.xaxis.range
+    figure.update_traces(textposition="outside", cliponaxis=False)
+    figure.update_xaxes(range=[low - (0.15 if min(scores, default=0) < 0 else 0), high + 0.12])
+    return figure
+
+
+def _map_figure(model: dict, data: dict, colour_by: str) -> object | None:
+    projection = model.get("map")
+    if not projection:
+        return None
+    import numpy as np
+
+    coords = np.column_stack([projection["x"], projection["y"]])
+    by_groups = colour_by == "groups" and data.get("groups") is not None
+    labels = data["groups"] if by_groups else model["clusters"]["labels"]
+    return plots.scatter_map(coords, data["sentences"], labels,
+                             f"{model['label']}: {projection['method']} map", note=projection.get("note"))
+
+
+# --- layout and wiring ---------------------------------------------------------------------------
+
+def build_tab() -> list[Refresher]:
+    """Build the Explore tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
+    example = EXAMPLE_SETS[DEFAULT_EXAMPLE]
+    gr.Markdown("Paste sentences (one per line, optionally `group | sentence`), pick up to four models "
+                "and compare: naive embeddings rate almost everything as similar, siamese ones separate "
+                "meaning.", elem_classes="tab-intro")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            with gr.Row(equal_height=True):
+                examples = gr.Dropdown([(e.title, e.key) for e in EXAMPLE_SETS.values()], value=example.key,
+                                       label="Example set", scale=2, elem_id="explore-example")
+                upload = gr.UploadButton("Upload .txt / .csv", file_types=[".txt", ".csv", ".tsv"],
+                                         type="filepath", scale=1, min_width=150, elem_id="explore-upload")
+            description = gr.HTML(snippets.paragraph(example.description), elem_classes="example-description")
+            text = gr.Textbox(example.text, lines=12, max_lines=20, label="Sentences",
+                              info="One per line; an optional group label before a '|' "
+                                   "(e.g. travel | How do I renew my passport?)", elem_id="explore-text")
+        with gr.Column(scale=2):
+            available = set(default_models(("naive", "siamese", "fine-tuned")))
+            models = model_dropdown([k for k in DEFAULT_MODELS if k in available], MAX_MODELS,
+                                    label="Models (up to 4)", info="Naive (orange) vs. siamese SBERT (blue).",
+                                    elem_id="explore-models")
+            # Custom values: the choices follow the text box, so the API may send any sentence number.
+            query = gr.Dropdown(label="Query sentence for the ranking", elem_id="explore-query",
+                                allow_custom_value=True, **_initial_query(example.text))
+            colour_by = gr.Radio(COLOUR_CHOICES, value="groups", label="Colour the map by")
+            cluster_method = gr.Radio(CLUSTER_CHOICES, value="kmeans", label="Automatic clusters",
+                                      info="Takes effect on the next run.")
+            run = gr.Button("Compare models", variant="primary", size="lg", elem_id="explore-run")
+            progress_box = gr.HTML(elem_classes="progress-box", elem_id="explore-progress")
+    notes = gr.HTML(elem_id="explore-notes")
+    summary = gr.HTML(elem_id="explore-summary")
+    slots = []
+    with gr.Row(equal_height=False, elem_classes="model-columns"):
+        for slot in range(MAX_MODELS):
+            with gr.Column(visible=False, min_width=320, elem_classes="model-column") as column:
+                slots += [column, gr.HTML(), gr.Plot(show_label=False, elem_classes="heatmap"),
+                          gr.Plot(show_label=False, elem_classes="ranking"),
+                          gr.Plot(show_label=False, elem_classes="map"), gr.HTML(elem_classes="map-caption")]
+    with gr.Accordion("Numbers as JSON (what the API returns)", open=False):
+        data = gr.JSON(show_label=False, elem_id="explore-json")
+
+    examples.change(load_example, examples, [text, description], api_visibility="private", queue=False)
+    upload.upload(load_file, upload, [text, notes], api_visibility="private")
+    text.change(query_choices, [text, query], query, api_visibility="private", queue=False,
+                show_progress="hidden")
+    run.click(run_explore, [text, models, query, colour_by, cluster_method], [notes, summary, data, *slots],
+              api_name="explore", concurrency_id="explore", show_progress_on=progress_box)
+    query.input(rerank, [text, data, query], slots[3::SLOT_OUTPUTS], api_name="rank", concurrency_id="explore",
+                show_progress="minimal")
+    colour_by.change(recolour, [data, colour_by], [o for i in range(MAX_MODELS)
+                                                   for o in slots[i * SLOT_OUTPUTS + 4:i * SLOT_OUTPUTS + 6]],
+                     api_visibility="private", queue=False, show_progress="hidden")
+    return [picker(models)]
+
+
+def _initial_query(text: str) -> dict:
+    update = query_choices(text, 0)
+    return {"choices": update["choices"], "value": update["value"]}

@@ -1,0 +1,65 @@
+"""The model multi-select every tab uses, kept in step with the registry while the app runs.
+
+Choices are asked from the registry when the page loads and whenever a tab is selected, so a
+model trained or added while the app runs shows up everywhere without a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+import gradio as gr
+
+from ..registry import get_registry
+from .common import model_choices, user_errors
+
+
+def default_models(families: Iterable[str] = ("naive", "siamese"), limit: int | None = None) -> list[str]:
+    """Keys of the available registry models of ``families``, in registry order."""
+    registry = get_registry()
+    wanted = set(families)
+    keys = [e.key for e in registry.entries()
+            if e.family in wanted and registry.availability(e).available]
+    return keys[:limit] if limit else keys
+
+
+def model_dropdown(value: Sequence[str], max_choices: int, label: str = "Models", info: str | None = None,
+                   elem_id: str | None = None) -> gr.Dropdown:
+    """A multi-select of registry models (unavailable ones stay listed and say so).
+
+    ``allow_custom_value``: Gradio checks values against the choices the page was built with, which
+    would refuse models added or trained since (e.g. from ``gradio_client``); the handlers ask the
+    registry instead, which names the known models when a key is wrong.
+    """
+    return gr.Dropdown(choices=model_choices(), value=list(value), multiselect=True, max_choices=max_choices,
+                       allow_custom_value=True, label=label, info=info, elem_id=elem_id)
+
+
+@user_errors
+def refresh_models(selected: list[str] | None) -> dict:
+    """Fresh choices for a model multi-select; the selection keeps the models that still exist."""
+    choices = model_choices()
+    known = {key for _, key in choices}
+    return gr.update(choices=choices, value=[key for key in selected or [] if key in known])
+
+
+class Refresher(NamedTuple):
+    """A component to bring up to date with the registry, and the handler that does it.
+
+    ``fn`` takes the component's current value and returns its update.
+    """
+
+    fn: Callable[[object], object]
+    component: gr.components.Component
+
+
+def picker(dropdown: gr.Dropdown) -> Refresher:
+    return Refresher(refresh_models, dropdown)
+
+
+def keep_in_sync(refreshers: Iterable[Refresher], *triggers) -> None:
+    """Run each refresher on every trigger (e.g. ``demo.load``, ``tab.select``)."""
+    for fn, component in refreshers:
+        gr.on(triggers=list(triggers), fn=fn, inputs=component, outputs=component,
+              queue=False, show_progress="hidden", api_visibility="private")

@@ -1,0 +1,84 @@
+"""Models tab: the registry as a table, and a form to add a model by Hub id or local folder.
+
+Nothing here loads a model: the table reads configuration files only, and adding a model checks
+that it can load (offline, a Hub id is refused at once with the reason).
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..model_info import looks_like_sentence_transformer, registry_rows
+from ..registry import POOLINGS, get_registry
+from . import snippets
+from .common import user_errors
+from .model_select import Refresher
+
+HEADERS = ["key", "label", "family", "kind", "dimension", "available", "loads from / why not"]
+POOLING_CHOICES = [("mean of token vectors", "mean"), ("[CLS] token", "cls"), ("max over tokens", "max")]
+assert [value for _, value in POOLING_CHOICES] == list(POOLINGS)
+
+
+# --- handlers ------------------------------------------------------------------------------------
+
+@user_errors
+def list_models() -> dict:
+    rows = [[r.key, r.label, r.family, r.kind, "" if r.dimension is None else str(r.dimension),
+             "yes" if r.available else "no", r.where] for r in registry_rows()]
+    return {"headers": HEADERS, "data": rows}
+
+
+@user_errors
+def add_model(name_or_path: str, pooling: str) -> str:
+    entry = get_registry().add(name_or_path, pooling or "mean")
+    where = get_registry().availability(entry).where
+    pooled = f", {entry.pooling} pooling" if entry.kind == "transformer" else ""
+    text = (f"Added {entry.key} ({entry.family}, {entry.kind}{pooled}) from {where}. "
+            "It is now in the model lists of every tab.")
+    return snippets.message(text, "ok")
+
+
+def clear_message() -> str:
+    return ""
+
+
+def show_pooling(name_or_path: str) -> dict:
+    """Pooling only matters for plain transformers; sentence-transformers models bring their own."""
+    return gr.update(visible=not looks_like_sentence_transformer(name_or_path))
+
+
+# --- layout and wiring ---------------------------------------------------------------------------
+
+def build_tab() -> list[Refresher]:
+    """Build the Models tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
+    with gr.Row(equal_height=True):
+        gr.Markdown("Every model the app can use. **naive**: averaged word vectors or plain BERT; "
+                    "**siamese**: SBERT models trained on sentence pairs; **fine-tuned**: models trained "
+                    "here (in `models/`).", elem_classes="tab-intro")
+        refresh = gr.Button("Refresh", size="sm", scale=0, min_width=110, elem_id="models-refresh")
+    table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, show_label=False,
+                         column_widths=["16%", "17%", "8%", "13%", "8%", "7%", "31%"], elem_id="models-table")
+    gr.Markdown("### Add a model", elem_classes="section-title")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            name = gr.Textbox(label="Hugging Face model id or local folder", elem_id="models-name",
+                              placeholder="sentence-transformers/all-MiniLM-L12-v2, bert-base-uncased, "
+                                          "or /path/to/models/my-model")
+        with gr.Column(scale=2):
+            pooling = gr.Radio(POOLING_CHOICES, value="mean", label="Pooling (plain transformers only)",
+                               elem_id="models-pooling")
+    add = gr.Button("Add model", variant="primary", elem_id="models-add")
+    message = gr.HTML(elem_id="models-message")
+
+    refresh.click(list_models, None, table, api_name="models", concurrency_id="models")
+    name.change(show_pooling, name, pooling, api_visibility="private", queue=False, show_progress="hidden")
+    # The table refreshes only after a success, so a refused model leaves it in view, unmarked.
+    gr.on([add.click, name.submit], clear_message, None, message, queue=False, show_progress="hidden",
+          api_visibility="private").then(
+        add_model, [name, pooling], message, api_name="add_model", concurrency_id="models",
+        show_progress="hidden").success(list_models, None, table, api_visibility="private", queue=False)
+    return [Refresher(refresh_table, table)]
+
+
+def refresh_table(_shown: object) -> dict:
+    return list_models()

@@ -1,0 +1,125 @@
+"""Small HTML pieces the tabs show: notes, summary tables, badges, captions.
+
+Every value that may come from a user (sentences, group names, file names, model ids, error
+text) is escaped here, so no tab has to remember to. Styles live in ``ui/app.py`` (``CSS``).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+
+FAMILY_NAMES = {"naive": "naive", "siamese": "siamese", "fine-tuned": "trained here"}
+
+
+def esc(value: object) -> str:
+    return html.escape(str(value))
+
+
+def shorten(text: str, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def paragraph(text: str) -> str:
+    return f'<p class="muted">{esc(text)}</p>'
+
+
+def badge(family: str) -> str:
+    kind = family if family in FAMILY_NAMES else "other"
+    return f'<span class="badge badge-{kind}">{esc(FAMILY_NAMES.get(family, family))}</span>'
+
+
+def notes_box(notes: Iterable[str], title: str = "Notes", kind: str = "info") -> str:
+    """An info (or warning) box listing ``notes``; empty string when there are none."""
+    items = "".join(f"<li>{esc(note)}</li>" for note in notes)
+    if not items:
+        return ""
+    return f'<div class="notes notes-{kind}"><strong>{esc(title)}</strong><ul>{items}</ul></div>'
+
+
+def message(text: str, kind: str = "ok") -> str:
+    return f'<div class="notes notes-{kind}">{esc(text)}</div>'
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _bar(value: float | None, family: str, scale: float = 1.0) -> str:
+    """A number with a thin bar under it, so differences between models are seen at a glance."""
+    if value is None:
+        return "–"
+    width = max(0.0, min(1.0, value / scale)) * 100 if scale > 0 else 0
+    return (f'<div class="num">{value:.2f}</div>'
+            f'<div class="bar"><span class="bar-{esc(family)}" style="width:{width:.0f}%"></span></div>')
+
+
+def summary_table(data: dict) -> str:
+    """The comparison table of an exploration (``Exploration.as_json()``): one row per model."""
+    grouped = data.get("groups") is not None
+    rows = []
+    for model in data.get("models", []):
+        name = f'<td class="model-cell">{esc(model["label"])} {badge(model["family"])}</td>'
+        if model.get("error"):
+            rows.append(f'<tr>{name}<td colspan="6" class="muted">Skipped: {esc(model["error"])}</td></tr>')
+            continue
+        summary, clusters = model["summary"], model["clusters"]
+        family = model["family"]
+        cells = [_bar(summary["mean_pairwise"], family), _number(summary["within_group"]),
+                 _number(summary["between_group"]), _bar(summary["gap"], family),
+                 f'{clusters["k"]} <span class="muted">({esc(_method_name(clusters["method"]))})</span>',
+                 _number(clusters["ari"])]
+        rows.append("<tr>" + name + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    hint = "" if grouped else (
+        '<p class="muted">Add group labels (<code>group | sentence</code>) to measure within- versus '
+        "between-group similarity and how well automatic clusters recover the groups.</p>")
+    return (
+        '<div class="summary"><table class="summary-table"><thead><tr><th>Model</th>'
+        '<th title="Mean cosine over all pairs of different sentences">Mean cosine, all pairs</th>'
+        "<th>Within groups</th><th>Between groups</th>"
+        '<th title="Within-group minus between-group mean cosine: larger separates meaning better">'
+        "Gap (within − between)</th><th>Auto clusters</th>"
+        '<th title="Adjusted Rand index of the automatic clusters against the given groups">ARI vs. groups</th>'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="muted">A high mean cosine means everything looks alike; a large gap means '
+        f"sentences with the same meaning stand out.</p>{hint}</div>"
+    )
+
+
+def _method_name(method: str) -> str:
+    return {"kmeans": "k-means", "hdbscan": "HDBSCAN"}.get(method, method)
+
+
+def model_header(model: dict) -> str:
+    """Name, family badge and the headline numbers at the top of a model's column."""
+    name = f'<span class="model-name">{esc(model["label"])}</span>'
+    head = f'<div class="model-head">{name}{badge(model["family"])}</div>'
+    if model.get("error"):
+        return head + message(f"Skipped: {model['error']}", "warning")
+    summary = model["summary"]
+    source = "from the embedding cache" if model.get("cached") else "encoded now"
+    stats = [("mean cosine", summary["mean_pairwise"]), ("within", summary["within_group"]),
+             ("between", summary["between_group"]), ("gap", summary["gap"])]
+    cells = "".join(f'<div><span class="stat-value">{_number(value)}</span><span class="stat-name">{name}</span></div>'
+                    for name, value in stats if value is not None or name == "mean cosine")
+    return (f'{head}<div class="model-meta">{esc(model["key"])} · {model["seconds"]:.2f} s · {source}</div>'
+            f'<div class="stats">{cells}</div>')
+
+
+def map_caption(model: dict, data: dict, colour_by: str) -> str:
+    clusters, projection = model["clusters"], model.get("map")
+    parts = []
+    if projection is None:
+        return paragraph("A 2-D map needs at least three sentences.")
+    if colour_by == "groups" and data.get("groups") is None:
+        parts.append("No groups were given, so points are coloured by automatic cluster.")
+    found = f"{_method_name(clusters['method'])} found {clusters['k']} cluster{'s' * (clusters['k'] != 1)}"
+    if clusters.get("silhouette") is not None:
+        found += f" (silhouette {clusters['silhouette']:.2f})"
+    parts.append(found + ".")
+    if clusters.get("ari") is not None:
+        parts.append(f"Agreement with the given groups: ARI <b>{clusters['ari']:.2f}</b> "
+                     "(1 = same partition, 0 = chance).")
+    return f'<p class="muted caption">{" ".join(parts)}</p>'
+

@@ -1,0 +1,161 @@
+"""STS benchmark tab: Spearman and Pearson of cosine similarity against gold scores, live.
+
+The table fills in model by model (a generator yields after each one); beside it a bar chart
+against the SBERT paper's published STSb test numbers, and below, one gold-vs-cosine scatter per
+model. Embeddings are cached, so a repeated comparison returns at once.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from .. import plots
+from ..data import ScoredPairs, read_scored_pairs, sts_split
+from ..evaluation import StsResult, evaluate_many
+from ..registry import get_registry
+from . import snippets
+from .common import user_errors
+from .model_select import Refresher, default_models, model_dropdown, picker
+
+DATASETS = [("STSb dev", "dev"), ("STSb test", "test"),
+            ("Upload scored pairs", "upload")]
+MAX_MODELS = 8  # one scatter slot each
+HEADERS = ["model", "family", "Spearman x100", "Pearson x100", "pairs", "seconds", "cached", "note"]
+
+
+# --- handlers ------------------------------------------------------------------------------------
+
+def show_upload(dataset: str) -> dict:
+    return gr.update(visible=dataset == "upload")
+
+
+def load_pairs(dataset: str, path: str | None) -> ScoredPairs:
+    if dataset == "upload":
+        if not path:
+            raise ValueError("Upload a CSV/TSV file of scored pairs (header: sentence1, sentence2, score) "
+                             "or choose STSb dev or test.")
+        return read_scored_pairs(path)
+    return sts_split(dataset)
+
+
+def check_models(model_keys: list[str] | None) -> list[str]:
+    keys = list(dict.fromkeys(model_keys or []))
+    if not keys:
+        raise ValueError("Choose at least one model to evaluate.")
+    if len(keys) > MAX_MODELS:
+        raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
+    return keys
+
+
+@user_errors
+def run_sts(dataset: str, path: str | None, model_keys: list[str], progress=gr.Progress()):
+    """Yield (status, table, bar chart, *scatters) after each model finishes."""
+    pairs = load_pairs(dataset, path)
+    keys = check_models(model_keys)
+    status = _status(pairs, keys)
+    results: list[StsResult] = []
+    labels = _labels(keys)
+
+    def step(key: str, done: int, total: int) -> None:
+        label = labels[key]
+        progress((len(results) + done / max(total, 1)) / len(keys), desc=f"{label}: {done:,} / {total:,} sentences")
+
+    # Scatter slots are laid out before the figures arrive: a plot drawn into a row that later
+    # gains neighbours would keep its old width and be cut off.
+    slots = {key: slot for slot, key in enumerate(k for k in keys if _available(k))}
+    progress(0, desc="Starting")
+    yield [status, _table(results), None] + [gr.update(visible=slot < len(slots), value=None)
+                                             for slot in range(MAX_MODELS)]
+    for result in evaluate_many(keys, pairs, progress=step):
+        results.append(result)
+        scatters = [gr.skip()] * MAX_MODELS
+        if result.key in slots:
+            scatters[slots[result.key]] = _scatter(result, pairs)
+        yield [status, _table(results), _bar_chart(results)] + scatters
+
+
+# --- results as table and figures ----------------------------------------------------------------
+
+def _status(pairs: ScoredPairs, keys: list[str]) -> str:
+    intro = snippets.message(f"{pairs.name}: {len(pairs):,} scored pairs, {len(keys)} model(s).", "info")
+    if not pairs.problems:
+        return intro
+    return intro + snippets.notes_box(pairs.problems, title=f"Some rows of {pairs.name} were rejected",
+                                      kind="warning")
+
+
+def _available(key: str) -> bool:
+    try:
+        return get_registry().availability(key).available
+    except ValueError:  # an unknown key: evaluate_many reports it in the table
+        return False
+
+
+def _labels(keys: list[str]) -> dict[str, str]:
+    registry = get_registry()
+    known = {entry.key: entry.label for entry in registry.entries()}
+    return {key: known.get(key, key) for key in keys}
+
+
+def _x100(value: float | None) -> str:
+    return "" if value is None else f"{value * 100:.2f}"
+
+
+def result_row(result: StsResult) -> list[str]:
+    note = result.error or "; ".join(result.notes)
+    return [result.label, result.family, _x100(result.spearman), _x100(result.pearson), f"{result.n:,}",
+            f"{result.seconds:.2f}", "yes" if result.cached else "no", note]
+
+
+def _table(results: list[StsResult]) -> dict:
+    return {"headers": HEADERS, "data": [result_row(r) for r in results]}
+
+
+def _bar_chart(results: list[StsResult]):
+    rows = [{"label": r.label, "family": r.family, "spearman": r.spearman * 100}
+            for r in results if r.error is None]
+    return plots.sts_bar_chart(rows) if rows else None
+
+
+def _scatter(result: StsResult, pairs: ScoredPairs) -> dict:
+    if result.error is not None:
+        return gr.update(visible=False, value=None)
+    figure = plots.gold_vs_cosine(pairs.scores, result.cosine, pairs.sentences1, pairs.sentences2,
+                                  f"{result.label}: Spearman {result.spearman * 100:.2f}")
+    return gr.update(visible=True, value=figure)
+
+
+# --- layout and wiring ---------------------------------------------------------------------------
+
+def build_tab() -> list[Refresher]:
+    """Build the STS tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
+    gr.Markdown("How well does cosine similarity rank sentence pairs like people do? Spearman rank "
+                "correlation x 100 against the gold scores of the STS benchmark, as in the SBERT paper.",
+                elem_classes="tab-intro")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=300):
+            dataset = gr.Radio(DATASETS, value="dev", label="Data", elem_id="sts-dataset")
+            upload = gr.File(label="Scored pairs (.csv / .tsv with sentence1, sentence2, score)",
+                             file_types=[".csv", ".tsv", ".txt"], type="filepath", visible=False,
+                             elem_id="sts-upload")
+            models = model_dropdown(default_models(("naive", "siamese"), limit=MAX_MODELS), MAX_MODELS,
+                                    label="Models", info="Defaults: every available naive and SBERT model.",
+                                    elem_id="sts-models")
+            run = gr.Button("Run the benchmark", variant="primary", size="lg", elem_id="sts-run")
+            progress_box = gr.HTML(elem_classes="progress-box", elem_id="sts-progress")
+            status = gr.HTML(elem_id="sts-status")
+        with gr.Column(scale=2):
+            table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, label="Results",
+                                 column_widths=["24%", "9%", "11%", "11%", "8%", "8%", "8%", "21%"],
+                                 elem_id="sts-table")
+            bars = gr.Plot(show_label=False, elem_id="sts-bars")
+    gr.Markdown("**Gold score against cosine, one point per pair** (hover for the sentences). Naive "
+                "BERT squeezes every pair into a narrow band of high cosines.", elem_classes="section-title")
+    with gr.Row(elem_classes="scatter-grid"):
+        scatters = [gr.Plot(show_label=False, visible=False, min_width=380, elem_classes="sts-scatter")
+                    for _ in range(MAX_MODELS)]
+
+    dataset.change(show_upload, dataset, upload, api_visibility="private", queue=False, show_progress="hidden")
+    run.click(run_sts, [dataset, upload, models], [status, table, bars, *scatters], api_name="sts",
+              concurrency_id="sts", concurrency_limit=1, show_progress_on=progress_box)
+    return [picker(models)]

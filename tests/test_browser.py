@@ -1,0 +1,244 @@
+"""The real page in headless Chromium: ``python app.py`` in a subprocess, each tab driven by
+Playwright, what the page shows checked, and a full-page screenshot of each tab saved to
+``test-artifacts/`` (look at them).
+
+Fast variant: the paraphrase example set and the tiny STS files with GloVe and MiniLM, in an
+isolated cache. ``-m slow`` adds the real comparison from the issue: GloVe, MiniLM and mpnet on the
+paraphrase set and on STSb dev (65.52, 86.72 (86.73 with bf16), 88.11).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import TINY_STS
+from sbert_demo.registry import get_registry
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+VIEWPORT = {"width": 1600, "height": 1000}
+THREE = ("glove-6b-50d", "all-MiniLM-L6-v2", "all-mpnet-base-v2")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_tiny_sts(folder: Path) -> Path:
+    (folder / "stsbenchmark").mkdir(parents=True)
+    for split, rows in TINY_STS.items():
+        lines = [f"main-captions\tMSRvid\t2012test\t{i:04d}\t{score:.3f}\t{s1}\t{s2}"
+                 for i, (score, s1, s2) in enumerate(rows, start=1)]
+        (folder / "stsbenchmark" / f"sts-{split}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def start_app(root: Path, data_dir: Path, log_name: str) -> Iterator[str]:
+    """Run ``python app.py`` on a free loopback port with its own cache; yield its URL."""
+    port = free_port()
+    env = {**os.environ, "SBERT_DEMO_DATA": str(data_dir), "SBERT_DEMO_CACHE": str(root / "cache"),
+           "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
+           "GRADIO_ANALYTICS_ENABLED": "False"}
+    for name in ("SPACE_ID", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "SBERT_DEMO_PRECISION"):
+        env.pop(name, None)
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / log_name, "w", encoding="utf-8")
+    server = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=REPO, env=env,
+                              stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"app.py exited with {server.returncode}; see {log.name}")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"app.py did not answer within 120 s; see {log.name}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("browser-app")
+    yield from start_app(root, write_tiny_sts(root / "data"), "server-fast.log")
+
+
+@pytest.fixture
+def page(browser, app_url: str):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app_url)
+    page.wait_for_selector("#explore-run")
+    yield page
+    context.close()
+
+
+def choose_models(page, picker: str, keys: tuple[str, ...]) -> None:
+    """Keep only ``keys`` among the chips of a model multi-select (chips show registry labels)."""
+    labels = [get_registry().get(key).label for key in keys]
+    while True:
+        chips = page.locator(f"{picker} .token").all_inner_texts()
+        extra = [i for i, text in enumerate(chips) if not any(text.startswith(label) for label in labels)]
+        if not extra:
+            break
+        page.locator(f"{picker} .token").nth(extra[0]).locator(".token-remove").click()
+    assert len(chips) == len(keys), chips
+
+
+def plot_traces(page, selector: str) -> list[int]:
+    """Number of drawn Plotly traces in each plot matching ``selector``."""
+    return page.eval_on_selector_all(selector + " .js-plotly-plot",
+                                     "plots => plots.map(p => (p.data || []).length)")
+
+
+def shoot(page, name: str) -> None:
+    page.wait_for_timeout(1000)  # let Plotly finish drawing
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def run_explore(page, models: tuple[str, ...], timeout_s: float) -> None:
+    page.locator("#explore-example input").click()
+    page.get_by_role("option", name="Paraphrased questions").click()
+    choose_models(page, "#explore-models", models)
+    page.click("#explore-run")
+    page.wait_for_function(
+        f"document.querySelectorAll('#explore-summary tbody tr').length === {len(models)} && "
+        f"document.querySelectorAll('.map .js-plotly-plot').length === {len(models)}", timeout=timeout_s * 1000)
+
+
+def gaps(page) -> dict[str, float]:
+    """The gap column of the summary table, by model label."""
+    rows = page.eval_on_selector_all("#explore-summary tbody tr",
+                                     "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
+    return {row[0]: float(row[4].split()[0]) for row in rows}
+
+
+def test_explore_tab(page) -> None:
+    run_explore(page, THREE[:2], timeout_s=180)
+    assert plot_traces(page, ".heatmap") == [1, 1]
+    assert plot_traces(page, ".map") == [6, 6]  # six groups, one trace each
+    found = gaps(page)
+    glove = next(v for k, v in found.items() if "GloVe" in k)
+    minilm = next(v for k, v in found.items() if "MiniLM" in k)
+    assert minilm > glove + 0.15, found
+    assert "ARI" in page.inner_text(".map-caption >> nth=0")
+    # Another query re-ranks without a new run.
+    page.locator("#explore-query input").click()
+    page.get_by_role("option", name="9. Will it rain tomorrow?").click()
+    page.wait_for_function("[...document.querySelectorAll('.ranking')].every(e => "
+                           "e.innerText.includes('Query: 9. Will it rain tomorrow?'))")
+    shoot(page, "explore.png")
+
+
+def test_explore_upload_fills_the_text_box(page, tmp_path: Path) -> None:
+    upload = tmp_path / "mine.csv"
+    upload.write_text("topic,sentence\npets,\"A cat, asleep.\"\npets,A dog | barking\n", encoding="utf-8")
+    page.set_input_files('#explore-upload ~ input[type=file], input[data-testid$="-upload-button"]', str(upload))
+    page.wait_for_function("document.querySelector('#explore-text textarea').value.includes('A dog / barking')")
+    assert page.input_value("#explore-text textarea") == "pets | A cat, asleep.\npets | A dog / barking"
+    assert "replaced by '/'" in page.inner_text("#explore-notes")
+
+
+def test_sts_tab(page) -> None:
+    page.get_by_role("tab", name="STS benchmark").click()
+    choose_models(page, "#sts-models", THREE[:2])
+    page.click("#sts-run")
+    page.wait_for_function("document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 2 && "
+                           "document.querySelector('#sts-table').innerText.includes('MiniLM')", timeout=180_000)
+    table = page.inner_text("#sts-table")
+    assert "GloVe average (6B, 50d)" in table and "STSb dev: 6 scored pairs" in page.inner_text("#sts-status")
+    assert plot_traces(page, "#sts-bars")[0] >= 3  # bars per family + the published reference line
+    started = time.perf_counter()
+    page.click("#sts-run")  # cached now
+    page.wait_for_function("document.querySelector('#sts-table').innerText.split('yes').length - 1 === 2",
+                           timeout=30_000)
+    assert time.perf_counter() - started < 10
+    shoot(page, "sts.png")
+
+
+def test_models_tab(page) -> None:
+    page.get_by_role("tab", name="Models").click()
+    page.wait_for_function("document.querySelector('#models-table').innerText.includes('glove-6b-50d')")
+    assert "384" in page.inner_text("#models-table")  # MiniLM's dimension, read from its config
+    page.fill("#models-name input, #models-name textarea", "bert-base-uncased")
+    started = time.perf_counter()
+    page.click("#models-add")
+    page.get_by_text("needs the Hugging Face Hub").last.wait_for(timeout=20_000)
+    assert time.perf_counter() - started < 10
+    assert "Traceback" not in page.content()
+    shoot(page, "models.png")
+
+
+# --- the real comparison from the issue (minutes on a CPU) ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_app_url(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[str]:
+    yield from start_app(tmp_path_factory.mktemp("browser-real"), shared_data, "server-real.log")
+
+
+@pytest.mark.slow
+def test_real_comparison(browser, real_app_url: str) -> None:
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.goto(real_app_url)
+    page.wait_for_selector("#explore-run")
+    run_explore(page, THREE, timeout_s=600)
+    found = gaps(page)
+    glove = next(v for k, v in found.items() if "GloVe" in k)
+    assert all(v > glove + 0.15 for k, v in found.items() if "SBERT" in k), found
+    shoot(page, "explore-real.png")
+
+    page.get_by_role("tab", name="STS benchmark").click()
+    choose_models(page, "#sts-models", THREE)
+    page.click("#sts-run")
+    page.wait_for_function("document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 3",
+                           timeout=1_200_000)
+    table = page.inner_text("#sts-table")
+    assert "65.52" in table and "88.11" in table and ("86.72" in table or "86.73" in table), table
+    started = time.perf_counter()
+    page.click("#sts-run")
+    page.wait_for_function("document.querySelector('#sts-table').innerText.split('yes').length - 1 === 3")
+    assert time.perf_counter() - started < 5  # the issue asks < 2 s; the browser adds drawing time
+    shoot(page, "sts-real.png")
+    context.close()
