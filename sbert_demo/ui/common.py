@@ -66,7 +66,7 @@ def model_choices(available_only: bool = False) -> list[tuple[str, str]]:
         available = registry.availability(entry).available
         if available_only and not available:
             continue
-        family = {"naive": "naive", "siamese": "SBERT", "fine-tuned": "trained here"}.get(entry.family, entry.family)
+        family = {"fine-tuned": "trained here"}.get(entry.family, entry.family)
         mark = "" if available else " (unavailable)"
         choices.append((f"{entry.label} · {family}{mark}", entry.key))
     return choices
