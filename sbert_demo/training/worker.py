@@ -63,11 +63,22 @@ def run(request: dict[str, Any], reporter: Any, cancel: threading.Event) -> tupl
         return "failed", [f"Training failed unexpectedly ({type(exc).__name__}: {exc}); see the server log."]
 
 
+def _yield_cpu_to_the_app() -> None:
+    """Run below the web server's priority: when both want the CPU, people exploring go first."""
+    niceness = int(os.environ.get("SBERT_DEMO_TRAIN_NICE", "10") or 0)
+    if niceness > 0 and hasattr(os, "nice"):
+        try:
+            os.nice(niceness)
+        except OSError:  # not permitted on some hosts; training then shares the CPU equally
+            pass
+
+
 def main() -> int:
     events = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt the events
     sys.stdout = sys.stderr
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    _yield_cpu_to_the_app()
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from .reporting import JsonLinesReporter
