@@ -23,6 +23,7 @@ from . import assets, devices
 from .config import settings
 from .hub import cached_snapshot
 from .registry import Availability, ModelEntry, Registry, get_registry
+from .shared import process_wide
 
 logger = logging.getLogger(__name__)
 
@@ -158,17 +159,11 @@ class ModelCache:
             self._models.clear()
 
 
-_cache: ModelCache | None = None
-_cache_lock = threading.Lock()
-
-
+@process_wide
 def model_cache() -> ModelCache:
-    global _cache
-    with _cache_lock:
-        if _cache is None:
-            config = settings()
-            _cache = ModelCache(config.max_loaded_models, config.max_loaded_model_mb)
-        return _cache
+    """The LRU of loaded models shared by every user of the process."""
+    config = settings()
+    return ModelCache(config.max_loaded_models, config.max_loaded_model_mb)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from . import assets, local_models
 from .config import settings
 from .hub import cached_snapshot, hub_reachable, needs_hub_message
+from .shared import process_wide
 
 logger = logging.getLogger(__name__)
 
@@ -189,14 +190,7 @@ class Registry:
             self.added.pop(key, None)
 
 
-_default: Registry | None = None
-_default_lock = threading.Lock()
-
-
+@process_wide
 def get_registry() -> Registry:
     """The process-wide registry shared by the CLI, the app and every user."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Registry()
-        return _default
+    return Registry()

@@ -93,8 +93,8 @@ def reset_singletons() -> None:
     """Forget every process-wide object that would carry state from one test to the next."""
     from sbert_demo import embedding_cache, hub, loading, registry
 
-    registry._default = None
-    loading._cache = None
+    registry.get_registry.reset()
+    loading.model_cache.reset()
     with embedding_cache._caches_lock:
         embedding_cache._caches.clear()
     hub._probe_result = None

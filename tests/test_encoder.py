@@ -43,7 +43,7 @@ def reference(plain_sbert, folder: Path, texts: list[str], pooling: str = "mean"
 
 def forget_process_state() -> None:
     """What a restart forgets: loaded models and the cache objects (not the cache file)."""
-    loading._cache = None
+    loading.model_cache.reset()
     embedding_cache._caches.clear()
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import settings
+from ..shared import process_wide
 from .job_state import JobSnapshot, JobState
 from .reporting import replay
 from .settings import TrainConfig
@@ -212,14 +213,7 @@ def _safe_estimate(config: TrainConfig) -> float | None:
         return None
 
 
-_jobs: TrainingJobs | None = None
-_jobs_lock = threading.Lock()
-
-
+@process_wide
 def training_jobs() -> TrainingJobs:
     """The process-wide job manager shared by every page of the app."""
-    global _jobs
-    with _jobs_lock:
-        if _jobs is None:
-            _jobs = TrainingJobs()
-        return _jobs
+    return TrainingJobs()
