@@ -22,7 +22,7 @@ import numpy as np
 
 from .encoder import encode
 from .projection import CLUSTER_METHODS, Clustering, Projection, auto_clusters, cluster_agreement, project_2d
-from .registry import Registry, get_registry
+from .registry import Registry, get_registry, requested_keys
 from .similarity import SimilaritySummary, cosine_matrix, rank_against, summarize
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ def _round(value: float | None, digits: int = 4) -> float | None:
 def check_request(sentences: Sequence[str], model_keys: Sequence[str], query_index: int,
                   cluster_method: str) -> list[str]:
     """The distinct model keys, or a ValueError saying what to change."""
-    keys = list(dict.fromkeys(k.strip() for k in (model_keys or []) if k and k.strip()))
+    keys = requested_keys(model_keys)
     if not keys:
         raise ValueError("Choose at least one model to compare.")
     if len(keys) > MAX_MODELS:

@@ -128,6 +128,8 @@ def entry_for_user_model(name_or_path: str, pooling: str = "mean"):
     """Build (but do not register) an entry for a Hub id or a local folder given by a user."""
     from .registry import POOLINGS, ModelEntry
 
+    if name_or_path is not None and not isinstance(name_or_path, str):
+        raise ValueError(f"A model id or folder is text, not a {type(name_or_path).__name__}.")
     text = (name_or_path or "").strip()
     if not text:
         raise ValueError("Enter a Hugging Face model id (like sentence-transformers/all-MiniLM-L12-v2) or a folder.")

@@ -124,7 +124,7 @@ def looks_like_sentence_transformer(name_or_path: str) -> bool:
     True for a local folder or cached Hub snapshot with ``modules.json``, and for ids under the
     ``sentence-transformers/`` organisation; False when unknown.
     """
-    text = (name_or_path or "").strip()
+    text = name_or_path.strip() if isinstance(name_or_path, str) else ""
     if not text:
         return False
     if text.startswith("sentence-transformers/"):

@@ -125,6 +125,9 @@ class Registry:
         return [e.key for e in self.entries()]
 
     def get(self, key: str) -> ModelEntry:
+        if not isinstance(key, str):  # e.g. a number or a list sent through the API
+            raise ValueError(f"A model is named by its key (text), not by a {type(key).__name__}; "
+                             f"known models: {', '.join(self.keys())}.")
         key = key.strip()
         for entry in self.entries():
             if entry.key == key:
@@ -188,6 +191,27 @@ class Registry:
     def remove(self, key: str) -> None:
         with self._lock:
             self.added.pop(key, None)
+
+
+def requested_keys(model_keys: object) -> list[str]:
+    """The distinct model keys a user asked for, stripped, in order (empty ones dropped).
+
+    One key given as text counts as a list of one (an API caller's shortcut); anything that is
+    not text is refused with a sentence, not iterated letter by letter or crashed on.
+
+    >>> requested_keys([" glove-6b-50d", "", "glove-6b-50d", "all-MiniLM-L6-v2"])
+    ['glove-6b-50d', 'all-MiniLM-L6-v2']
+    """
+    if model_keys is None:
+        return []
+    if isinstance(model_keys, str):
+        model_keys = [model_keys]
+    if not isinstance(model_keys, (list, tuple)):
+        raise ValueError(f"Choose models as a list of model keys, not a {type(model_keys).__name__}.")
+    odd = [key for key in model_keys if key is not None and not isinstance(key, str)]
+    if odd:
+        raise ValueError(f"Model keys are text; {odd[0]!r} ({type(odd[0]).__name__}) is not a model key.")
+    return list(dict.fromkeys(key.strip() for key in model_keys if key and key.strip()))
 
 
 @process_wide

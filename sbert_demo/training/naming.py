@@ -1,7 +1,7 @@
 """Names of trained models: safe as a folder name on every OS, and never a built-in registry key.
 
 A trained model lives in ``models/<name>/`` and its name is its registry key, so the name is
-checked before any work starts: letters, digits, ``-``, ``_`` and ``.`` (not first), at most 64
+checked before any work starts: letters, digits, ``-``, ``_`` and ``.`` (not first or last), at most 64
 characters, no ``..``, no Windows device names, no built-in key.
 
 Example::
@@ -37,6 +37,9 @@ def sanitize_model_name(name: str) -> str:
         raise ValueError(f"The model name is {len(text)} characters long; the limit is {MAX_NAME_LENGTH}.")
     if text.startswith("."):
         raise ValueError(f"The model name {text!r} starts with '.'; such folders are hidden work in progress.")
+    if text.endswith("."):  # Windows drops a final dot: 'model.' would write into 'model'
+        raise ValueError(f"The model name {text!r} ends with '.'; remove it (some systems drop it, so it "
+                         f"could land on {text.rstrip('.')!r}).")
     if not _ALLOWED.match(text):
         raise ValueError(f"The model name {text!r} may only contain letters, digits, '-', '_' and '.'.")
     if text.split(".")[0].upper() in _WINDOWS_RESERVED:

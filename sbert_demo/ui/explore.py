@@ -96,7 +96,17 @@ def recolour(data: dict | None, colour_by: str) -> list:
 # --- figures from results ------------------------------------------------------------------------
 
 def _current(data: dict | None, text: str) -> bool:
-    """Whether the shown results belong to the sentences now in the text box."""
+    """Whether the shown results belong to the sentences now in the text box.
+
+    The ``rank`` endpoint takes the results from API callers too, so their shape is checked.
+    """
+    if not data:
+        return False
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("key"), str)
+                                               for m in models):
+        raise ValueError("The results to re-rank are not what the explore endpoint returned; run the "
+                         "comparison first and pass its JSON unchanged.")
     try:
         return bool(data and data.get("sentences") == parse_sentences(text or "").sentences)
     except ValueError:

@@ -12,7 +12,7 @@ import gradio as gr
 from .. import plots
 from ..data import ScoredPairs, read_scored_pairs, sts_split
 from ..evaluation import StsResult, evaluate_many
-from ..registry import get_registry
+from ..registry import get_registry, requested_keys
 from . import snippets
 from .common import user_errors
 from .model_select import Refresher, default_models, model_dropdown, picker
@@ -30,8 +30,10 @@ def show_upload(dataset: str) -> dict:
 
 
 def load_pairs(dataset: str, path: str | None) -> ScoredPairs:
+    if not isinstance(dataset, str) or not dataset.strip():
+        raise ValueError("Choose the data to evaluate on: STSb dev, STSb test or an uploaded file of scored pairs.")
     if dataset == "upload":
-        if not path:
+        if not path or not isinstance(path, str):
             raise ValueError("Upload a CSV/TSV file of scored pairs (header: sentence1, sentence2, score) "
                              "or choose STSb dev or test.")
         return read_scored_pairs(path)
@@ -39,7 +41,7 @@ def load_pairs(dataset: str, path: str | None) -> ScoredPairs:
 
 
 def check_models(model_keys: list[str] | None) -> list[str]:
-    keys = list(dict.fromkeys(model_keys or []))
+    keys = requested_keys(model_keys)
     if not keys:
         raise ValueError("Choose at least one model to evaluate.")
     if len(keys) > MAX_MODELS:
@@ -77,7 +79,10 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], progress=gr.P
 # --- results as table and figures ----------------------------------------------------------------
 
 def _status(pairs: ScoredPairs, keys: list[str]) -> str:
-    intro = snippets.message(f"{pairs.name}: {len(pairs):,} scored pairs, {len(keys)} model(s).", "info")
+    # The score range is shown because uploads may use any scale; an outlier (e.g. 1e9) shows here.
+    scores = f"gold scores {min(pairs.scores):g} to {max(pairs.scores):g}"
+    intro = snippets.message(f"{pairs.name}: {len(pairs):,} scored pairs ({scores}), {len(keys)} model(s).",
+                             "info")
     if not pairs.problems:
         return intro
     return intro + snippets.notes_box(pairs.problems, title=f"Some rows of {pairs.name} were rejected",
