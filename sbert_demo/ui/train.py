@@ -1,0 +1,427 @@
+"""Train tab: fine-tune a registry model the SBERT way, watch it learn, compare before and after.
+
+The form fills the defaults for the chosen base model and objective on this machine
+(:func:`~sbert_demo.training.config_for`) and shows the plan: device, precision, steps and the
+estimated time. Start hands the config to the process-wide job manager
+(:func:`~sbert_demo.training.training_jobs`), which trains in a child process, so this page and
+every other tab stay responsive. A 1 s ``gr.Timer`` polls the job's snapshot and re-renders only
+the parts that changed; a reloaded page (or a second visitor) sees the same job.
+
+Endpoints: ``train_start`` (the form's fields), ``train_cancel`` and ``train_status``, each
+returning the job as JSON (:func:`~sbert_demo.ui.train_view.snapshot_json`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import gradio as gr
+
+from ..config import PRECISIONS, settings
+from ..registry import get_registry
+from ..training import (DISABLED, OBJECTIVE_LABELS, OBJECTIVES, TrainConfig, config_for, defaults_for,
+                        device_label, estimate, training_jobs)
+from ..training.settings import DEFAULT_DATA
+from . import snippets, train_view
+from .common import model_choices, user_errors
+from .model_select import Refresher
+
+TRAINABLE_KINDS = ("transformer", "sentence-transformers", "glove")
+DEFAULT_BASE, DEFAULT_OBJECTIVE = "glove-6b-50d", "nli-softmax"
+POLL_SECONDS = 1.0
+OBJECTIVE_HELP = {
+    "nli-softmax": "A classifier on (u, v, |u−v|) learns entailment / neutral / contradiction; the "
+                   "SBERT paper's main training, on SNLI + MultiNLI.",
+    "cosine": "cos(u, v) is regressed onto the gold similarity (STSb scores scaled to 0–1) with "
+              "mean-squared error.",
+    "mnrl": "Each anchor's positive must score above every other sentence in the batch (the other "
+            "positives and the hard negatives): no labels needed, large batches help.",
+}
+UPLOAD_HINTS = {
+    "nli-softmax": "CSV/TSV with a header: sentence1, sentence2, label (entailment, neutral, contradiction)",
+    "cosine": "CSV/TSV with a header: sentence1, sentence2, score",
+    "mnrl": "CSV/TSV with a header: anchor, positive, negative",
+}
+CONCAT_CHOICES = [("u, v", "u,v"), ("|u − v|", "|u-v|"), ("u * v", "u*v")]
+POOLING_CHOICES = [("mean", "mean"), ("[CLS]", "cls"), ("max", "max")]
+PART_NAMES = ("status", "progress", "curves", "results", "log", "cancel", "base")
+
+
+# --- choices and defaults ------------------------------------------------------------------------
+
+def trainable_choices() -> list[tuple[str, str]]:
+    """``(label, key)`` of registry models that can be trained (unavailable ones marked)."""
+    registry = get_registry()
+    kinds = {entry.key: entry.kind for entry in registry.entries()}
+    return [(label, key) for label, key in model_choices() if kinds.get(key) in TRAINABLE_KINDS]
+
+
+# All three at all times: Gradio checks a Radio's value against the choices it was built with, so
+# choices narrowed per objective would refuse API calls (cosine + stsb) that never loaded the page.
+DATA_CHOICES = [("NLI pairs (SNLI + MultiNLI)", "nli"), ("STSb train (scored pairs)", "stsb"),
+                ("Upload a file", "upload")]
+
+
+def suggested_name(base: str, objective: str) -> str:
+    """``<base>-<objective>``, with ``-2``, ``-3``... when ``models/`` already holds that name."""
+    stem = f"{base}-{objective}"
+    models_dir = settings().models_dir
+    name, number = stem, 1
+    while (models_dir / name).exists():
+        number += 1
+        name = f"{stem}-{number}"
+    return name
+
+
+def _is_suggestion(name: str | None) -> bool:
+    """True for an empty name or one :func:`suggested_name` made, which a new choice may replace."""
+    if not (name or "").strip():
+        return True
+    pattern = "|".join(re.escape(f"{key}-{objective}") for key in get_registry().keys() for objective in OBJECTIVES)
+    return re.fullmatch(f"(?:{pattern})(?:-\\d+)?", name.strip()) is not None
+
+
+@user_errors
+def refresh_base(current: str | None) -> dict:
+    """Fresh choices; the value is left alone unless it no longer exists (the page-load handler may
+    be setting it to the running job's base model at the same moment)."""
+    choices = trainable_choices()
+    if current in {key for _, key in choices}:
+        return gr.update(choices=choices)
+    return gr.update(choices=choices, value=DEFAULT_BASE)
+
+
+# --- the form as a config ------------------------------------------------------------------------
+
+def _whole(value: float | None, what: str) -> int | None:
+    if value is None:
+        return None
+    if float(value) != int(value):
+        raise ValueError(f"{what} must be a whole number, not {value}.")
+    return int(value)
+
+
+def form_config(base: str, pooling: str, objective: str, concatenation: list[str] | None, data: str,
+                upload: str | None, max_pairs: float | None, epochs: float | None, batch_size: float | None,
+                learning_rate: float | None, warmup_ratio: float | None, max_seq_length: float | None,
+                eval_steps: float | None, seed: float | None, precision: str, dense_dim: float | None,
+                output: str, overwrite: bool) -> TrainConfig:
+    """The form's fields as a validated :class:`TrainConfig` (empty fields take the defaults;
+    0 pairs means all of them and 0 for the sequence length keeps the model's own limit)."""
+    if not base:
+        raise ValueError("Choose a base model to train.")
+    if data == "upload" and not upload:
+        raise ValueError(f"Upload a training file ({UPLOAD_HINTS.get(objective, 'CSV/TSV')}) or choose "
+                         "the built-in data.")
+    source = upload if data == "upload" else data
+    concat = ",".join(concatenation or []) if objective == "nli-softmax" else None
+    config = config_for(
+        base, objective, (output or "").strip(), data=source, epochs=epochs,
+        batch_size=_whole(batch_size, "Batch size"), learning_rate=learning_rate, warmup_ratio=warmup_ratio,
+        eval_steps=_whole(eval_steps, "Evaluation interval (steps)"), seed=_whole(seed, "Seed"),
+        precision=precision or "auto", pooling=pooling or None, concatenation=concat,
+        dense_dim=_whole(dense_dim, "Dense layer size"), overwrite=bool(overwrite),
+        max_pairs=_whole(max_pairs, "Maximum number of training pairs") or None,
+        max_seq_length=_whole(max_seq_length, "Maximum sequence length") or None,
+    )
+    # config_for ignores None (it keeps the device's default); an empty or 0 field means "no limit".
+    if not max_pairs:
+        config = replace(config, max_pairs=None)
+    if not max_seq_length:
+        config = replace(config, max_seq_length=None)
+    return config.validate()
+
+
+def plan_for(config: TrainConfig) -> str:
+    """The plan box for a valid config: device, precision, steps and the estimated time."""
+    from ..training.arguments import schedule, training_device
+
+    kind = get_registry().get(config.base).kind
+    label = device_label(config)
+    guess = estimate(config)
+    plan = schedule(config, guess.examples, kind, training_device(config.precision, kind).device)
+    return train_view.plan_html(label, plan.total_steps, guess.examples, config.batch_size, config.epochs,
+                                plan.warmup_steps, plan.eval_steps, guess.total_s, guess.training_s)
+
+
+def form_values(config: TrainConfig) -> dict[str, Any]:
+    """The form showing ``config`` (an uploaded file cannot be shown again, only that one was used)."""
+    kind = get_registry().get(config.base).kind
+    objective = config.objective
+    data = "upload" if config.data_is_file else config.data_source
+    parts = [value for (_, value), used in zip(CONCAT_CHOICES, config.concat_flags()) if used]
+    return {
+        "base": config.base,
+        "pooling": gr.update(value=config.pooling, visible=kind == "transformer"),
+        "objective": objective,
+        "concatenation": gr.update(value=parts, visible=objective == "nli-softmax"),
+        "data": data,
+        "upload": gr.update(visible=data == "upload", label=UPLOAD_HINTS[objective]),
+        "max_pairs": config.max_pairs or 0,
+        "epochs": config.epochs,
+        "batch_size": config.batch_size,
+        "learning_rate": config.learning_rate,
+        "warmup_ratio": config.warmup_ratio,
+        "max_seq_length": gr.update(value=config.max_seq_length or 0, visible=kind != "glove"),
+        "eval_steps": config.eval_steps,
+        "seed": config.seed,
+        "precision": config.precision,
+        "dense_dim": gr.update(value=config.dense_dim, visible=kind == "glove"),
+        "output": config.output,
+        "overwrite": config.overwrite,
+        "objective_help": snippets.paragraph(OBJECTIVE_HELP[objective]),
+    }
+
+
+# --- handlers ------------------------------------------------------------------------------------
+
+@user_errors
+def load_form() -> list:
+    """On page load: the running job's settings (a reload shows what is training), else the
+    defaults with a fresh model name; then the plan."""
+    snap = training_jobs().snapshot()
+    if snap.active and snap.config is not None:
+        config = snap.config
+    else:
+        config = config_for(DEFAULT_BASE, DEFAULT_OBJECTIVE, suggested_name(DEFAULT_BASE, DEFAULT_OBJECTIVE))
+    values = form_values(config)
+    try:
+        plan = plan_for(config)
+    except ValueError as exc:
+        plan = train_view.plan_problem_html(str(exc))
+    return [values[name] for name in LOAD_FIELDS] + [plan]
+
+
+def update_plan(*form: Any) -> str:
+    """Re-plan as settings change; a bad setting is shown in the box (no pop-up while typing)."""
+    try:
+        return plan_for(form_config(*form))
+    except ValueError as exc:
+        return train_view.plan_problem_html(str(exc))
+
+
+@user_errors
+def fill_defaults(base: str, objective: str, output: str, data: str) -> list:
+    """The defaults for ``base`` + ``objective`` on this device, and which fields apply."""
+    entry = get_registry().get(base)
+    defaults = config_for(base, objective, output or "unnamed")
+    source = data if data == "upload" else DEFAULT_DATA[objective]
+    name = suggested_name(entry.key, objective) if _is_suggestion(output) else gr.skip()
+    return [
+        gr.update(visible=entry.kind == "transformer", value=entry.pooling or "mean"),
+        gr.update(visible=objective == "nli-softmax"),
+        source,
+        gr.update(visible=source == "upload", label=UPLOAD_HINTS[objective]),
+        defaults.max_pairs or 0, defaults.batch_size, defaults.learning_rate, defaults.warmup_ratio,
+        gr.update(visible=entry.kind != "glove", value=defaults.max_seq_length or 0),
+        gr.update(visible=entry.kind == "glove"),
+        name,
+        snippets.paragraph(OBJECTIVE_HELP[objective]),
+    ]
+
+
+def show_upload(data: str) -> dict:
+    return gr.update(visible=data == "upload")
+
+
+@user_errors
+def start_training(base: str, pooling: str, objective: str, concatenation: list[str], data: str,
+                   upload: str | None = None, max_pairs: float | None = None, epochs: float | None = None,
+                   batch_size: float | None = None, learning_rate: float | None = None,
+                   warmup_ratio: float | None = None, max_seq_length: float | None = None,
+                   eval_steps: float | None = None, seed: float | None = None, precision: str | None = None,
+                   dense_dim: float | None = None, output: str | None = None, overwrite: bool = False) -> dict:
+    """Start a job in the background; ValueError (a message) when busy, switched off or invalid.
+
+    Defaults of None (the file upload above all) keep API calls short: the client fills the rest
+    from the form's initial values.
+    """
+    config = form_config(base, pooling, objective, concatenation, data, upload, max_pairs, epochs, batch_size,
+                         learning_rate, warmup_ratio, max_seq_length, eval_steps, seed, precision, dense_dim,
+                         output, overwrite)
+    device_label(config)  # an impossible device/precision pair (fp16 on a CPU) is refused now, not in the run
+    training_jobs().start(config)
+    return train_view.snapshot_json(training_jobs().snapshot())
+
+
+@user_errors
+def cancel_training() -> dict:
+    """Ask the running job to stop (it does within a few seconds; nothing is saved)."""
+    requested = training_jobs().cancel()
+    return {**train_view.snapshot_json(training_jobs().snapshot()), "cancel_requested": requested}
+
+
+def train_status() -> dict:
+    """The current (or last) training job as JSON: state, step, total_steps, eta_s, losses, evals,
+    before, after, model_name, error, config, log_tail."""
+    return train_view.snapshot_json(training_jobs().snapshot())
+
+
+# --- the live view: render only what changed -----------------------------------------------------
+
+def _part_keys(snap) -> dict[str, tuple]:
+    """Small keys per view part; a part is re-rendered only when its key changes."""
+    ticking = int(snap.elapsed_s) if snap.active else None
+    return {
+        "status": (snap.job_id, snap.state, snap.message, snap.device, snap.error),
+        "progress": (snap.job_id, snap.state, snap.step, snap.total_steps, ticking),
+        "curves": (snap.job_id, len(snap.losses), len(snap.evals), snap.curve_pairs),
+        "results": (snap.job_id, repr(snap.before), repr(snap.after), snap.model_name),
+        "log": (snap.job_id, len(snap.log), snap.log[-1] if snap.log else None),
+        "cancel": (snap.active,),
+        "base": (snap.job_id, snap.model_name),
+    }
+
+
+def _new_models(snap) -> Any:
+    """Once a job has saved a model, this tab's base list gains it too (other tabs refresh on select)."""
+    return gr.update(choices=trainable_choices()) if snap.model_name else gr.skip()
+
+
+RENDERERS: dict[str, Callable] = {
+    "status": train_view.status_html,
+    "progress": train_view.progress_html,
+    "curves": lambda snap: gr.update(value=train_view.curves_figure(snap), visible=snap.config is not None),
+    "results": train_view.results_html,
+    "log": train_view.log_tail,
+    "cancel": lambda snap: gr.update(interactive=snap.active),
+    "base": _new_models,
+}
+
+
+def poll(seen: dict | None) -> list:
+    """The timer's tick: ``[keys, *parts]`` with ``gr.skip()`` for every part that has not changed."""
+    snap = training_jobs().snapshot()
+    keys = _part_keys(snap)
+    seen = seen or {}
+    if keys == seen:
+        return [gr.skip()] * (1 + len(PART_NAMES))
+    return [keys, *(RENDERERS[name](snap) if keys[name] != seen.get(name) else gr.skip()
+                    for name in PART_NAMES)]
+
+
+def show_job() -> list:
+    """Everything about the current job, re-rendered (page load, after Start and Cancel)."""
+    return poll(None)
+
+
+# --- layout and wiring ---------------------------------------------------------------------------
+
+def _form(enabled: bool) -> dict[str, gr.components.Component]:
+    """The settings, laid out; the initial values are the GloVe + NLI softmax run's defaults."""
+    glove = defaults_for("glove", "cpu")  # the same on every device; torch is not imported yet
+    on = {"interactive": enabled}
+    fields: dict[str, gr.components.Component] = {}
+    fields["base"] = gr.Dropdown(trainable_choices(), value=DEFAULT_BASE, label="Base model", allow_custom_value=True,
+                                 elem_id="train-base", **on)
+    fields["pooling"] = gr.Radio(POOLING_CHOICES, value="mean", label="Pooling", visible=False,
+                                 elem_id="train-pooling", **on)
+    fields["objective"] = gr.Radio([(OBJECTIVE_LABELS[o], o) for o in OBJECTIVES], value=DEFAULT_OBJECTIVE,
+                                   label="Objective", elem_id="train-objective", **on)
+    objective_help = gr.HTML(snippets.paragraph(OBJECTIVE_HELP[DEFAULT_OBJECTIVE]), elem_id="train-objective-help")
+    fields["concatenation"] = gr.CheckboxGroup(CONCAT_CHOICES, value=["u,v", "|u-v|"],
+                                               label="Softmax classifier input", elem_id="train-concat", **on)
+    fields["data"] = gr.Radio(DATA_CHOICES, value="nli", label="Training data",
+                              elem_id="train-data", **on)
+    fields["upload"] = gr.File(label=UPLOAD_HINTS[DEFAULT_OBJECTIVE], file_types=[".csv", ".tsv", ".txt"],
+                               type="filepath", visible=False, elem_id="train-upload", **on)
+    with gr.Accordion("Hyperparameters", open=True):
+        with gr.Row():
+            fields["max_pairs"] = gr.Number(0, precision=0, label="Max training pairs (0 = all)",
+                                            elem_id="train-max-pairs", **on)
+            fields["epochs"] = gr.Number(1, label="Epochs", elem_id="train-epochs", **on)
+        with gr.Row():
+            fields["batch_size"] = gr.Number(glove["batch_size"], precision=0, label="Batch size",
+                                             elem_id="train-batch", **on)
+            fields["learning_rate"] = gr.Number(glove["learning_rate"], label="Learning rate",
+                                                elem_id="train-lr", **on)
+        with gr.Row():
+            fields["warmup_ratio"] = gr.Number(glove["warmup_ratio"], label="Warm-up (fraction of steps)",
+                                               elem_id="train-warmup", **on)
+            fields["max_seq_length"] = gr.Number(0, precision=0, label="Max sequence length (0 = model's)",
+                                                 visible=False, elem_id="train-seq", **on)
+        with gr.Row():
+            fields["eval_steps"] = gr.Number(0, precision=0, label="Dev Spearman every N steps (0 = auto)",
+                                             elem_id="train-eval-steps", **on)
+            fields["seed"] = gr.Number(42, precision=0, label="Seed", elem_id="train-seed", **on)
+        with gr.Row():
+            fields["precision"] = gr.Radio(list(PRECISIONS), value="auto", label="Precision",
+                                           elem_id="train-precision", **on)
+            fields["dense_dim"] = gr.Number(TrainConfig.dense_dim, precision=0, label="GloVe dense layer size",
+                                            elem_id="train-dense", **on)
+    with gr.Row():
+        fields["output"] = gr.Textbox(suggested_name(DEFAULT_BASE, DEFAULT_OBJECTIVE), label="New model name",
+                                      max_lines=1, scale=3, elem_id="train-output", **on)
+        fields["overwrite"] = gr.Checkbox(False, label="Overwrite", scale=1, min_width=100,
+                                          elem_id="train-overwrite", **on)
+    fields["objective_help"] = objective_help
+    return fields
+
+
+FORM_FIELDS = ("base", "pooling", "objective", "concatenation", "data", "upload", "max_pairs", "epochs",
+               "batch_size", "learning_rate", "warmup_ratio", "max_seq_length", "eval_steps", "seed",
+               "precision", "dense_dim", "output", "overwrite")
+LOAD_FIELDS = (*FORM_FIELDS, "objective_help")
+DEFAULT_FIELDS = ("pooling", "concatenation", "data", "upload", "max_pairs", "batch_size", "learning_rate",
+                  "warmup_ratio", "max_seq_length", "dense_dim", "output", "objective_help")
+
+
+def build_tab() -> list[Refresher]:
+    """Build the Train tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
+    enabled = settings().training_enabled
+    gr.Markdown("Fine-tune a model the SBERT way and watch STSb dev Spearman move while it trains. "
+                "One job runs at a time, in the background: other tabs stay usable, and a reloaded "
+                "page shows the running job.", elem_classes="tab-intro")
+    if not enabled:
+        gr.HTML(snippets.message(DISABLED, "warning"), elem_id="train-disabled")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=340):
+            fields = _form(enabled)
+            plan = gr.HTML(snippets.paragraph("The plan appears when the page has loaded.") if enabled else "",
+                           elem_id="train-plan")
+            with gr.Row():
+                start = gr.Button("Start training", variant="primary", interactive=enabled, elem_id="train-start")
+                cancel = gr.Button("Cancel", variant="stop", interactive=False, elem_id="train-cancel")
+        with gr.Column(scale=2):
+            status = gr.HTML(elem_id="train-status")
+            progress = gr.HTML(css_template=train_view.PROGRESS_CSS, elem_id="train-progress")
+            curves = gr.Plot(show_label=False, visible=False, elem_id="train-curves")
+            results = gr.HTML(elem_id="train-results")
+            with gr.Accordion("Log", open=False, visible=enabled):
+                log = gr.Textbox(show_label=False, lines=8, max_lines=12, interactive=False, autoscroll=True,
+                                 elem_id="train-log")
+    job_json = gr.JSON(visible=False)
+    seen = gr.State(None)
+    view = {"status": status, "progress": progress, "curves": curves, "results": results, "log": log,
+            "cancel": cancel, "base": fields["base"]}
+    view_outputs = [seen, *(view[name] for name in PART_NAMES)]
+    form = [fields[name] for name in FORM_FIELDS]
+    quiet = {"queue": False, "show_progress": "hidden", "api_visibility": "private"}
+
+    start.click(start_training, form, job_json, api_name="train_start", concurrency_id="train",
+                concurrency_limit=1, show_progress="hidden").then(show_job, None, view_outputs, **quiet)
+    cancel.click(cancel_training, None, job_json, api_name="train_cancel", queue=False,
+                 show_progress="hidden").then(show_job, None, view_outputs, **quiet)
+    gr.api(train_status, api_name="train_status", queue=False)
+    if enabled:
+        gr.on(None, show_job, None, view_outputs, **quiet)  # no triggers, no inputs: on page load
+        timer = gr.Timer(POLL_SECONDS)
+        timer.tick(poll, seen, view_outputs, **quiet)
+        _wire_form(fields, form, plan)
+    return [Refresher(refresh_base, fields["base"])]
+
+
+def _wire_form(fields: dict, form: list, plan: gr.HTML) -> None:
+    quiet = {"queue": False, "show_progress": "hidden", "api_visibility": "private"}
+    defaults = [fields[name] for name in DEFAULT_FIELDS]
+    gr.on(None, load_form, None, [*(fields[name] for name in LOAD_FIELDS), plan], **quiet)  # on page load
+    for name in ("base", "objective"):
+        fields[name].input(fill_defaults, [fields["base"], fields["objective"], fields["output"], fields["data"]],
+                           defaults, **quiet).then(update_plan, form, plan, **quiet)
+    fields["data"].input(show_upload, fields["data"], fields["upload"], **quiet).then(update_plan, form, plan,
+                                                                                        **quiet)
+    others = [fields[name].input for name in FORM_FIELDS if name not in ("base", "objective", "data", "upload")]
+    gr.on([*others, fields["upload"].change], update_plan, form, plan, trigger_mode="always_last", **quiet)
