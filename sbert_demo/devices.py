@@ -118,9 +118,8 @@ def choose(
     elif precision == "bf16" and device == "cuda" and not hardware.cuda_bf16:
         raise ValueError("This GPU has no bf16 support; use fp16 or fp32.")
 
-    label = {"cuda": f"{hardware.cuda_name or 'GPU'} (CUDA)", "mps": "Apple GPU (MPS)"}.get(
-        device, f"CPU ({hardware.cpu_threads} threads)"
-    )
+    threads = f"{hardware.cpu_threads} thread{'' if hardware.cpu_threads == 1 else 's'}"
+    label = {"cuda": f"{hardware.cuda_name or 'GPU'} (CUDA)", "mps": "Apple GPU (MPS)"}.get(device, f"CPU ({threads})")
     return DeviceChoice(device=device, precision=precision, name=f"{label}, {precision}")
 
 

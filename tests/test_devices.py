@@ -22,7 +22,7 @@ BARE = Hardware()
         (CPU_BF16, "cpu", "bf16", "CPU (8 threads), bf16"),
         (CPU_PLAIN, "cpu", "fp32", "CPU (2 threads), fp32"),
         (MAC, "mps", "fp32", "Apple GPU (MPS), fp32"),
-        (BARE, "cpu", "fp32", "CPU (1 threads), fp32"),
+        (BARE, "cpu", "fp32", "CPU (1 thread), fp32"),
         (Hardware(cuda=True), "cuda", "fp16", "GPU (CUDA), fp16"),  # no name reported
     ],
 )

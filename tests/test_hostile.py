@@ -521,10 +521,11 @@ def test_training_never_overwrites_a_saved_model_unasked(jobs: RecordingJobs, sa
     ({"objective": SCRIPT}, ("Objective", "&lt;script&gt;")),
     ({"concatenation": []}, ("Select at least one part",)),
     ({"data": "upload", "upload": None}, ("Upload a training file",)),
-    pytest.param({"batch_size": math.nan}, ("Batch size", "whole number"), marks=pytest.mark.xfail(
-        strict=True, reason="ui/train.py _whole(): int(nan) -> 'cannot convert float NaN to integer'")),
-    pytest.param({"seed": math.inf}, ("Seed", "whole number"), marks=pytest.mark.xfail(
-        strict=True, reason="ui/train.py _whole(): int(inf) -> OverflowError, a generic message")),
+    ({"batch_size": math.nan}, ("Batch size", "whole number")),
+    ({"seed": math.inf}, ("Seed", "whole number")),
+    ({"batch_size": "x"}, ("Batch size", "whole number")),
+    ({"output": 7}, ("name must be text",)),
+    ({"precision": "fp16"}, ("fp16 is not supported on the CPU",)),
 ], ids=lambda value: None if isinstance(value, tuple) else "-".join(f"{k}={v!s:.12}" for k, v in value.items()))
 def test_training_refuses_absurd_settings(jobs: RecordingJobs, changes: dict, words) -> None:
     refused(train_tab.start_training, *form(**changes), words=words)

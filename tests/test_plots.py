@@ -8,18 +8,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from sbert_demo.plots import (
-    FAMILY_COLORS,
-    NOISE_COLOR,
-    PAPER_STSB_TEST,
-    gold_vs_cosine,
-    heatmap,
-    ranking_bars,
-    scatter_map,
-    shared_range,
-    sts_bar_chart,
-    training_curves,
-)
+from sbert_demo.benchmark_plots import PAPER_STSB_TEST, gold_vs_cosine, sts_bar_chart, training_curves
+from sbert_demo.plot_style import FAMILY_COLORS, NOISE_COLOR
+from sbert_demo.plots import heatmap, ranking_bars, scatter_map, shared_range
 
 EVIL = '<b>bold</b> & <a href="javascript:alert(1)">x</a> <img src=x onerror=alert(1)>'
 

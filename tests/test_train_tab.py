@@ -140,7 +140,7 @@ def test_bad_settings_show_in_the_plan_and_refuse_to_start(nli_data: Path, chang
 
 def test_the_plan_names_device_steps_and_time(nli_data: Path) -> None:
     plan = train_tab.update_plan(*form())
-    assert "<strong>Device:</strong> CPU (1 threads)</div>" in plan and "<strong>Precision:</strong> fp32" in plan
+    assert "<strong>Device:</strong> CPU (1 thread)</div>" in plan and "<strong>Precision:</strong> fp32" in plan
     assert "3 (12 examples ÷ batch 4 × 1 epoch; 1 warm-up)" in plan and "every 2 steps" in plan
 
 
@@ -256,7 +256,7 @@ def test_the_endpoints_answer_gradio_client_with_short_calls(nli_data: Path, mon
 
 
 RUNNING = JobSnapshot(state="running", job_id="j1", message="Training", config=CONFIG,
-                      device="CPU (1 threads), fp32", step=516, total_steps=1229, elapsed_s=12.4, eta_s=17.2,
+                      device="CPU (1 thread), fp32", step=516, total_steps=1229, elapsed_s=12.4, eta_s=17.2,
                       losses=((1, 1.1), (100, 0.9)), evals=((0, 0.6552), (123, 0.70)),
                       before={"dev": 0.6552, "test": 0.5561}, log=("line 1", "line 2"), started_at=1.0)
 FINISHED = JobSnapshot(state="finished", job_id="j1", message="Saved glove-nli", config=CONFIG, step=1229,

@@ -413,3 +413,12 @@ def test_a_crashed_training_process_becomes_a_failed_state(tiny_key: str) -> Non
     job._finish_after_exit(-9)
     snap = job.state.snapshot()
     assert snap.state == "failed" and "out of memory" in snap.error and "nothing was saved" in snap.error
+
+
+def test_validate_refuses_a_precision_the_device_cannot_run(isolated, monkeypatch):
+    from sbert_demo import devices
+    from sbert_demo.training import config_for
+
+    monkeypatch.setattr(devices, "detect_hardware", lambda: devices.Hardware(cpu_threads=2))
+    with pytest.raises(ValueError, match="fp16 is not supported on the CPU"):
+        config_for("glove-6b-50d", "nli-softmax", "fp16-on-cpu", precision="fp16").validate()

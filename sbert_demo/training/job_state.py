@@ -28,7 +28,7 @@ class JobSnapshot:
     job_id: str | None = None
     message: str = ""  # what is happening now, for people
     config: TrainConfig | None = None
-    device: str = ""  # e.g. "CPU (1 threads), bf16" once the child has chosen
+    device: str = ""  # e.g. "CPU (1 thread), bf16" once the child has chosen
     step: int = 0
     total_steps: int = 0
     train_elapsed_s: float = 0.0  # since the optimisation loop began

@@ -118,7 +118,14 @@ class TrainConfig:
         self._check_data()
         output_folder(self.output, self.overwrite)
         self._check_base()
+        self._check_device()
         return self
+
+    def _check_device(self) -> None:
+        """An impossible device/precision pair (fp16 on a CPU) is refused now, not inside the run."""
+        from .arguments import device_label
+
+        device_label(self)
 
     def _check_base(self) -> None:
         from ..registry import get_registry
@@ -132,11 +139,11 @@ class TrainConfig:
     def _check_data(self) -> None:
         source = self.data_source
         if source == "stsb" and self.objective != "cosine":
-            raise ValueError(f"The {self.objective} objective needs NLI data (labelled or triplets), not "
-                             "STSb scores; use --data nli or a file, or choose the cosine objective.")
+            raise ValueError(f"The {self.objective} objective needs NLI data (labelled pairs or triplets), "
+                             "not STSb scores; choose the NLI data or a file, or the cosine objective.")
         if source == "nli" and self.objective == "cosine":
             raise ValueError("The cosine objective needs scored pairs (STSb train or a file with a score "
-                             "column), not NLI labels; use --data stsb or a file.")
+                             "column), not NLI labels; choose STSb train or a file.")
         if source not in DATA_SOURCES and not Path(source).expanduser().is_file():
             raise ValueError(f"Training data {source!r} is neither 'nli', 'stsb' nor an existing file.")
 

@@ -42,7 +42,7 @@ FOOTER = """
 </div>
 """
 
-# Colours match ``plots.FAMILY_COLORS`` (Okabe-Ito): naive orange, siamese blue, fine-tuned green.
+# Colours match ``plot_style.FAMILY_COLORS`` (Okabe-Ito): naive orange, siamese blue, fine-tuned green.
 CSS = """
 .app-header h1 { font-size: 1.6rem; font-weight: 600; margin: 0.2rem 0 0.3rem; }
 .app-header p { margin: 0; color: var(--body-text-color-subdued); line-height: 1.45; }

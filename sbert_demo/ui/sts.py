@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import plots
+from .. import benchmark_plots
 from ..data import ScoredPairs, read_scored_pairs, sts_split
 from ..evaluation import StsResult, evaluate_many
 from ..registry import get_registry, requested_keys
@@ -119,13 +119,13 @@ def _table(results: list[StsResult]) -> dict:
 def _bar_chart(results: list[StsResult]):
     rows = [{"label": r.label, "family": r.family, "spearman": r.spearman * 100}
             for r in results if r.error is None]
-    return plots.sts_bar_chart(rows) if rows else None
+    return benchmark_plots.sts_bar_chart(rows) if rows else None
 
 
 def _scatter(result: StsResult, pairs: ScoredPairs) -> dict:
     if result.error is not None:
         return gr.update(visible=False, value=None)
-    figure = plots.gold_vs_cosine(pairs.scores, result.cosine, pairs.sentences1, pairs.sentences2,
+    figure = benchmark_plots.gold_vs_cosine(pairs.scores, result.cosine, pairs.sentences1, pairs.sentences2,
                                   f"{result.label}: Spearman {result.spearman * 100:.2f}")
     return gr.update(visible=True, value=figure)
 

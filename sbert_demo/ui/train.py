@@ -13,6 +13,7 @@ returning the job as JSON (:func:`~sbert_demo.ui.train_view.snapshot_json`).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -97,10 +98,12 @@ def refresh_base(current: str | None) -> dict:
 # --- the form as a config ------------------------------------------------------------------------
 
 def _whole(value: float | None, what: str) -> int | None:
+    """A form number as an int; NaN, infinity, fractions and text (API callers) are refused."""
     if value is None:
         return None
-    if float(value) != int(value):
-        raise ValueError(f"{what} must be a whole number, not {value}.")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or float(value) != int(value):
+        raise ValueError(f"{what} must be a whole number, not {str(value)[:40]!r}.")
     return int(value)
 
 
@@ -113,6 +116,8 @@ def form_config(base: str, pooling: str, objective: str, concatenation: list[str
     0 pairs means all of them and 0 for the sequence length keeps the model's own limit)."""
     if not base:
         raise ValueError("Choose a base model to train.")
+    if output is not None and not isinstance(output, str):
+        raise ValueError("The new model's name must be text.")
     if data == "upload" and not upload:
         raise ValueError(f"Upload a training file ({UPLOAD_HINTS.get(objective, 'CSV/TSV')}) or choose "
                          "the built-in data.")
@@ -242,7 +247,6 @@ def start_training(base: str, pooling: str, objective: str, concatenation: list[
     config = form_config(base, pooling, objective, concatenation, data, upload, max_pairs, epochs, batch_size,
                          learning_rate, warmup_ratio, max_seq_length, eval_steps, seed, precision, dense_dim,
                          output, overwrite)
-    device_label(config)  # an impossible device/precision pair (fp16 on a CPU) is refused now, not in the run
     training_jobs().start(config)
     return train_view.snapshot_json(training_jobs().snapshot())
 

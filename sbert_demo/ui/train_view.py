@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import plots
+from .. import benchmark_plots
 from ..training import OBJECTIVE_LABELS, JobSnapshot, TrainConfig
 from .snippets import esc, message
 
@@ -114,10 +114,8 @@ def curves_figure(snap: JobSnapshot):
     loss_steps, losses = zip(*snap.losses) if snap.losses else ((), ())
     eval_steps, spearman = zip(*snap.evals) if snap.evals else ((), ())
     sample = f" ({snap.curve_pairs:,} dev pairs)" if snap.curve_pairs else ""
-    figure = plots.training_curves(loss_steps, losses, eval_steps, [s * 100 for s in spearman],
-                                   f"{snap.config.base} → {snap.config.output}{sample}")
-    # A dev curve often spans 2-3 points: whole-number ticks would repeat (66, 66, 67, 67).
-    return figure.update_layout(yaxis2_tickformat="")
+    return benchmark_plots.training_curves(loss_steps, losses, eval_steps, [s * 100 for s in spearman],
+                                           f"{snap.config.base} → {snap.config.output}{sample}")
 
 
 def log_tail(snap: JobSnapshot, lines: int = LOG_LINES) -> str:

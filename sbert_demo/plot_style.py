@@ -1,0 +1,82 @@
+"""The look shared by every figure, and the escaping that keeps user text inert.
+
+Plotly renders a subset of HTML (``<b>``, ``<a href>``, ``<br>`` ...) in hover text, tick labels,
+titles, legends and annotations, so every string that may come from a user goes through
+:func:`escape` (or :func:`wrap`, which escapes) before it reaches a figure, and user text only ever
+fills ``%{...}`` slots of a fixed hovertemplate, never the template itself.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import textwrap
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+logger = logging.getLogger(__name__)
+
+# Okabe-Ito colours: distinguishable with colour-blindness and on a white background.
+FAMILY_COLORS: dict[str, str] = {"naive": "#E69F00", "siamese": "#0072B2", "fine-tuned": "#009E73"}
+
+
+CATEGORY_COLORS = qualitative.Plotly + qualitative.Dark24
+
+
+NOISE_COLOR = "#BBBBBB"
+
+
+FONT = dict(family="Inter, 'Helvetica Neue', Arial, sans-serif", size=12, color="#222")
+
+
+HEIGHT = 480
+
+
+SCATTERGL_MIN_N = 1000  # WebGL pays off only for many points
+
+
+def escape(text: object) -> str:
+    # quote=False: Plotly decodes &amp; &lt; &gt; but not &quot;, and quotes are harmless once
+    # no tag can be opened.
+    return html.escape(str(text), quote=False)
+
+
+def shorten(text: object, limit: int = 28) -> str:
+    """First ``limit`` characters on one line, with an ellipsis when cut; escaped."""
+    flat = " ".join(str(text).split())
+    return escape(flat if len(flat) <= limit else flat[:limit].rstrip() + "…")
+
+
+def wrap(text: object, width: int = 60, limit: int = 400) -> str:
+    """Hover text: at most ``limit`` characters, escaped, broken with <br> every ~width chars."""
+    flat = " ".join(str(text).split())
+    if len(flat) > limit:
+        flat = flat[:limit].rstrip() + "…"
+    lines = textwrap.wrap(flat, width=width, break_on_hyphens=False) or [""]
+    return "<br>".join(escape(line) for line in lines)  # wrap first so no entity is split
+
+
+def score_text(value: float) -> str:
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def apply_style(fig: go.Figure, title: str, height: int = HEIGHT, subtitle: str | None = None) -> None:
+    title_spec: dict = dict(text=escape(title), x=0.01, xanchor="left", font=dict(size=15))
+    if subtitle:
+        title_spec["subtitle"] = dict(text=escape(subtitle), font=dict(size=12, color="#555"))
+    fig.update_layout(
+        template="plotly_white",
+        title=title_spec,
+        height=height,
+        font=FONT,
+        margin=dict(l=60, r=30, t=80 if subtitle else 60, b=50),
+        hoverlabel=dict(align="left", font_size=12),
+    )
+
+
+def check_length(name: str, values: Sequence, n: int) -> None:
+    if len(values) != n:
+        raise ValueError(f"There are {len(values)} {name} for {n} items; give one per item.")

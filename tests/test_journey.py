@@ -1,0 +1,98 @@
+"""One user's whole visit, in headless Chromium against ``python app.py`` with the real offline
+models and data: load an example set, compare three models, switch the map to automatic clusters,
+run the STS comparison, train a siamese GloVe model, find it in the Explore tab's model list and
+use it. Asserts on what the page shows; screenshots go to ``test-artifacts/journey-*.png``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from test_browser import (  # noqa: F401  (browser is a fixture)
+    THREE, VIEWPORT, browser, choose_models, gaps, plot_traces, run_explore, shoot, start_app,
+)
+
+pytestmark = pytest.mark.browser
+
+TRAINED = "journey-glove"
+
+
+@pytest.fixture(scope="module")
+def journey_app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[tuple[str, Path]]:
+    root = tmp_path_factory.mktemp("journey")
+    for url in start_app(root, shared_data, "server-journey.log"):
+        yield url, root / "models"
+
+
+def test_a_whole_visit(browser, journey_app: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    url, models_dir = journey_app
+    monkeypatch.setenv("SBERT_DEMO_MODELS", str(models_dir))  # so this process's registry sees what the app trains
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(url)
+    page.wait_for_selector("#explore-run")
+
+    # Explore: the paraphrase set with GloVe, MiniLM and mpnet, side by side.
+    run_explore(page, THREE, timeout_s=300)
+    assert plot_traces(page, ".heatmap") == [1, 1, 1]
+    assert plot_traces(page, ".map") == [6, 6, 6]  # coloured by the six given groups
+    gap = gaps(page)
+    glove_gap = gap["GloVe average (6B, 50d)"]
+    assert gap["SBERT all-MiniLM-L6-v2"] > glove_gap + 0.2
+    assert gap["SBERT all-mpnet-base-v2"] > glove_gap + 0.2
+    shoot(page, "journey-1-explore.png")
+
+    # The map, recoloured by automatic clusters: the siamese models find the six groups.
+    page.get_by_label("automatic clusters").check()
+    page.wait_for_function("[...document.querySelectorAll('.map-caption')].some(c => /k-means found/.test(c.innerText))")
+    captions = page.locator(".map-caption").all_inner_texts()
+    assert any("ARI 1.00" in c for c in captions), captions
+    shoot(page, "journey-2-map-clusters.png")
+
+    # STS benchmark, dev split: GloVe and MiniLM reproduce the reference numbers.
+    page.get_by_role("tab", name="STS benchmark").click()
+    choose_models(page, "#sts-models", THREE[:2])
+    page.click("#sts-run")
+    page.wait_for_function("document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 2 && "
+                           "document.querySelector('#sts-table').innerText.includes('MiniLM')", timeout=300_000)
+    table = page.inner_text("#sts-table")
+    glove_row = next(line for line in table.splitlines() if line.startswith("GloVe"))
+    minilm_row = next(line for line in table.splitlines() if "MiniLM" in line)
+    assert "65.52" in glove_row.split()
+    assert {"86.72", "86.73"} & set(minilm_row.split())  # fp32 / bf16
+    assert plot_traces(page, "#sts-bars")[0] >= 1
+    shoot(page, "journey-3-sts.png")
+
+    # Train: siamese GloVe with the NLI softmax objective on 20,000 pairs.
+    page.get_by_role("tab", name="Train").click()
+    page.wait_for_selector("#train-start")
+    page.fill("#train-max-pairs input", "20000")
+    page.fill("#train-output input", TRAINED)
+    page.click("#train-start")
+    page.wait_for_function("/Finished/.test(document.querySelector('#train-status').innerText)", timeout=300_000)
+    results = page.locator("#train-results").inner_text()
+    test_row = next(line for line in results.splitlines() if line.startswith("STSb test"))
+    before, after = (float(x) for x in re.findall(r"\d+\.\d+", test_row)[:2])
+    assert before == pytest.approx(55.61, abs=0.01)
+    assert after > before
+    assert plot_traces(page, "#train-curves")[0] == 2  # loss and dev Spearman
+    shoot(page, "journey-4-trained.png")
+
+    # The new model is in the Explore tab's list and works there.
+    page.get_by_role("tab", name="Explore").click()
+    page.locator("#explore-models input").click()
+    option = page.get_by_role("option", name=re.compile(TRAINED))
+    option.wait_for()
+    option.click()
+    page.keyboard.press("Escape")
+    choose_models(page, "#explore-models", ("all-MiniLM-L6-v2", TRAINED))
+    page.click("#explore-run")
+    page.wait_for_function(f"[...document.querySelectorAll('#explore-summary tbody tr')].some(r => r.innerText.includes('{TRAINED}'))")
+    assert TRAINED in gaps(page)
+    shoot(page, "journey-5-explore-trained.png")
+    context.close()
