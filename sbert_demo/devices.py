@@ -6,8 +6,8 @@ GPU; :func:`detect_hardware` fills that description from torch on the current ma
 Precision rules (inference and training):
 
 * CUDA: bf16 where the GPU supports it (Ampere and newer), else fp16.
-* CPU: bf16 autocast only where the CPU has native bf16 instructions (AVX512-BF16 or AMX): there
-  it makes MiniLM ~2.6x and mpnet ~3.4x faster with the same STSb Spearman to 0.01. Elsewhere
+* CPU: bf16 only where the CPU has native bf16 instructions (AVX512-BF16 or AMX): there it makes
+  MiniLM ~2.6x and mpnet ~3.4x faster with the same STSb Spearman to 0.01. Elsewhere
   bf16 is emulated and slower than fp32, so fp32.
 * Apple MPS: fp32 (autocast on MPS is still incomplete for the ops these models use).
 """
@@ -41,7 +41,8 @@ class DeviceChoice:
 
     @property
     def autocast_dtype(self):
-        """The torch dtype for ``torch.autocast``, or None for fp32."""
+        """The reduced torch dtype (for ``torch.autocast`` in training, for the weights in inference),
+        or None for fp32."""
         import torch
 
         return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)

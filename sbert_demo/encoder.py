@@ -5,7 +5,7 @@ What :func:`encode` adds to ``SentenceTransformer.encode``:
 * the persistent embedding cache (only texts not seen before are computed; a fully cached call
   never loads the model or imports torch),
 * duplicates encoded once,
-* bf16 autocast where the hardware makes it fast and accurate (see :mod:`sbert_demo.devices`),
+* bf16 weights where the hardware makes it fast and accurate (see :mod:`sbert_demo.devices`),
 * texts sorted by length over the whole call, then encoded in chunks so progress can be reported;
   within a batch sentence-transformers pads only to the longest text (dynamic padding),
 * guard rails: non-strings, empty texts and too many texts are refused with a sentence; texts over
@@ -115,10 +115,9 @@ def _compute(loaded: loading.LoadedModel, texts: list[str], batch_size: int,
     truncated = {i for i, n in enumerate(lengths or []) if n > limit}
     order = np.argsort([-len(t) for t in clipped], kind="stable")
     out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
-    autocast = choice.autocast_dtype
     for start in range(0, len(order), CHUNK):
         index = order[start : start + CHUNK]
-        with torch.inference_mode(), torch.autocast(choice.device, dtype=autocast, enabled=autocast is not None):
+        with torch.inference_mode():  # weights are already in the chosen precision (loading.load)
             vectors = model.encode([clipped[i] for i in index], batch_size=batch_size, convert_to_tensor=True,
                                    show_progress_bar=False)
         out[index] = torch.nn.functional.normalize(vectors.float(), dim=-1).cpu().numpy()

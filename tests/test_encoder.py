@@ -513,6 +513,6 @@ def test_resolve_and_load(tiny_sbert_in_models) -> None:
     loaded = loading.load(tiny_sbert_in_models)
     assert (loaded.identity, loaded.device.device, loaded.device.precision) == (identity, "cpu", "fp32")
     assert loading.load(entry).model is loaded.model  # the same object from the LRU
-    assert loading.model_cache().loaded() == [f"{identity}:cpu"]
+    assert loading.model_cache().loaded() == [f"{identity}:cpu:fp32"]
     with pytest.raises(ValueError, match="needs the Hugging Face Hub"):
         loading.resolve("bert-base-uncased-mean")
