@@ -106,7 +106,7 @@ def start_training(url: str) -> dict:
 
     client = Client(url, verbose=False)
     return client.predict(
-        base="all-MiniLM-L6-v2", pooling="mean", objective="cosine", concatenation=["u", "v", "|u-v|"],
+        base="all-MiniLM-L6-v2", pooling="mean", objective="cosine", concatenation=["u,v", "|u-v|"],
         data="stsb", upload=None, max_pairs=None, epochs=1, batch_size=16, learning_rate=2e-5,
         warmup_ratio=0.1, max_seq_length=128, eval_steps=0, seed=42, precision="auto", dense_dim=256,
         output="load-bench-minilm", overwrite=True, api_name="/train_start")
