@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sbert_demo import assets, cli, devices
+from sbert_demo import assets, cli, devices, loading
 from sbert_demo.data import sts_split
 from sbert_demo.registry import get_registry
 
@@ -67,10 +67,13 @@ def test_reference_numbers_default_precision_then_cache(offline_models, monkeypa
     check(first, split, n, precisions)
     assert not any(row["cached"] for row in first.values())
 
-    second, second_s = run_eval(["eval", "--models", ALL, "--split", split], tmp_path / "second.json")
+    # The rerun is served from the embedding cache without loading any model (its speed is measured
+    # by the CLI run in the issue notes, not asserted here).
+    loading.model_cache.reset()
+    monkeypatch.setattr(loading, "build_model", lambda *a, **k: pytest.fail("a cached rerun loaded a model"))
+    second, _ = run_eval(["eval", "--models", ALL, "--split", split], tmp_path / "second.json")
     assert all(row["cached"] for row in second.values())
     assert {k: r["spearman"] for k, r in second.items()} == {k: r["spearman"] for k, r in first.items()}
-    assert second_s * 10 < first_s, (first_s, second_s)
 
 
 def test_fp32_reproduces_reference_exactly(offline_models, tmp_path) -> None:
