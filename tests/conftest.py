@@ -287,13 +287,17 @@ TINY_STS = {  # split -> [(score 0..5, sentence1, sentence2)]
 }
 
 
-@pytest.fixture
-def tiny_sts_dir(tmp_path: Path) -> Path:
-    """A data folder holding ``stsbenchmark/sts-*.csv`` rows from ``TINY_STS`` (original format)."""
-    folder = tmp_path / "tiny-data"
+def write_tiny_sts(folder: Path) -> Path:
+    """Write ``TINY_STS`` as ``folder/stsbenchmark/sts-*.csv`` in the original format; return ``folder``."""
     (folder / "stsbenchmark").mkdir(parents=True)
     for split, rows in TINY_STS.items():
         lines = [f"main-captions\tMSRvid\t2012test\t{i:04d}\t{score:.3f}\t{s1}\t{s2}"
                  for i, (score, s1, s2) in enumerate(rows, start=1)]
         (folder / "stsbenchmark" / f"sts-{split}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
+
+
+@pytest.fixture
+def tiny_sts_dir(tmp_path: Path) -> Path:
+    """A data folder holding ``stsbenchmark/sts-*.csv`` rows from ``TINY_STS`` (original format)."""
+    return write_tiny_sts(tmp_path / "tiny-data")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY_STS
+from conftest import write_tiny_sts
 from sbert_demo.registry import get_registry
 
 pytestmark = pytest.mark.browser
@@ -38,15 +38,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def write_tiny_sts(folder: Path) -> Path:
-    (folder / "stsbenchmark").mkdir(parents=True)
-    for split, rows in TINY_STS.items():
-        lines = [f"main-captions\tMSRvid\t2012test\t{i:04d}\t{score:.3f}\t{s1}\t{s2}"
-                 for i, (score, s1, s2) in enumerate(rows, start=1)]
-        (folder / "stsbenchmark" / f"sts-{split}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder
 
 
 def start_app(root: Path, data_dir: Path, log_name: str) -> Iterator[str]:
