@@ -40,6 +40,7 @@ class EmbeddingCache:
     def __init__(self, path: Path):
         self.path = path
         self.problem: str | None = None
+        self._notice_given = False
         self._local = threading.local()
         self._lock = threading.Lock()
 
@@ -48,6 +49,14 @@ class EmbeddingCache:
             if self.problem is None:
                 self.problem = f"The embedding cache at {self.path} is off ({why}); embeddings are recomputed."
                 logger.warning(self.problem)
+
+    def take_notice(self) -> str | None:
+        """:attr:`problem` the first time it is asked for, then None: the app says it once."""
+        with self._lock:
+            if self.problem is None or self._notice_given:
+                return None
+            self._notice_given = True
+            return self.problem
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)

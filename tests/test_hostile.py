@@ -614,3 +614,18 @@ def test_after_all_that_a_normal_exploration_works() -> None:
     model = data["models"][0]
     assert model["error"] is None and model["summary"]["gap"] > 0 and "Within groups" in summary
     assert [row["index"] for row in model["ranking"]][0] == 1  # the other pet is closest to the cat
+
+
+def test_a_broken_cache_folder_is_reported_once_and_exploring_still_works(tmp_path, monkeypatch) -> None:
+    from sbert_demo.ui import common
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("SBERT_DEMO_CACHE", str(blocker / "cache"))
+    warnings: list[str] = []
+    monkeypatch.setattr(common.gr, "Warning", lambda message, *a, **k: warnings.append(message))
+    text = "pets | A cat sleeps.\npets | A kitten naps.\nmoney | Stocks fell today."
+    for _ in range(2):
+        data = explore_tab.run_explore(text, GLOVE, 0, "groups", "kmeans")[2]
+        assert [m["key"] for m in data["models"]] == GLOVE and not data["models"][0].get("error")
+    assert len(warnings) == 1 and "embedding cache" in warnings[0] and "off" in warnings[0]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import gradio as gr
 
+from ..embedding_cache import embedding_cache
 from ..registry import get_registry
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,13 @@ def user_errors(handler: Callable) -> Callable:
             raise to_gr_error(exc) from exc
 
     return wrapped
+
+
+def warn_once_about_the_cache() -> None:
+    """If the persistent embedding cache stopped working (read-only or full disk), say so once."""
+    notice = embedding_cache().take_notice()
+    if notice:
+        gr.Warning(html.escape(notice))
 
 
 def model_choices(available_only: bool = False) -> list[tuple[str, str]]:

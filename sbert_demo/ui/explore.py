@@ -14,7 +14,7 @@ from ..examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, get_example, parse_sentenc
 from ..exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings
 from ..similarity import group_order
 from . import snippets
-from .common import user_errors
+from .common import user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
 
 COLOUR_CHOICES = [("given groups", "groups"), ("automatic clusters", "clusters")]
@@ -59,6 +59,7 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
     query_index = query if isinstance(query, int) and 0 <= query < len(parsed.sentences) else 0
     result = explore(parsed.sentences, parsed.groups, model_keys or [], query_index, cluster_method,
                      progress=lambda fraction, what: progress(fraction, desc=what))
+    warn_once_about_the_cache()
     data = result.as_json()
     outputs = [snippets.notes_box(parsed.notes + result.notes), snippets.summary_table(data), data]
     zmin, zmax = plots.shared_range([m.sim for m in result.succeeded])

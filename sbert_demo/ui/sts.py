@@ -14,7 +14,7 @@ from ..data import ScoredPairs, read_scored_pairs, sts_split
 from ..evaluation import StsResult, evaluate_many
 from ..registry import get_registry, requested_keys
 from . import snippets
-from .common import user_errors
+from .common import user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
 
 DATASETS = [("STSb dev", "dev"), ("STSb test", "test"),
@@ -73,6 +73,7 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], progress=gr.P
         scatters = [gr.skip()] * MAX_MODELS
         if result.key in slots:
             scatters[slots[result.key]] = _scatter(result, pairs)
+        warn_once_about_the_cache()
         yield [status, _table(results), _bar_chart(results)] + scatters
 
 
