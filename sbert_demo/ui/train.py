@@ -13,76 +13,24 @@ returning the job as JSON (:func:`~sbert_demo.ui.train_view.snapshot_json`).
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import gradio as gr
 
 from ..config import PRECISIONS, settings
 from ..registry import get_registry
-from ..training import (DISABLED, OBJECTIVE_LABELS, OBJECTIVES, TrainConfig, config_for, defaults_for,
-                        device_label, estimate, training_jobs)
+from ..training import DISABLED, OBJECTIVE_LABELS, OBJECTIVES, TrainConfig, config_for, defaults_for, training_jobs
 from ..training.settings import DEFAULT_DATA
 from . import snippets, train_view
-from .common import model_choices, user_errors
+from .common import user_errors
 from .model_select import Refresher
+from .train_form import (CONCAT_CHOICES, DATA_CHOICES, DEFAULT_BASE, DEFAULT_OBJECTIVE, OBJECTIVE_HELP,
+                         POOLING_CHOICES, UPLOAD_HINTS, is_suggestion, form_config, form_values, plan_for,
+                         suggested_name, trainable_choices)
 
-TRAINABLE_KINDS = ("transformer", "sentence-transformers", "glove")
-DEFAULT_BASE, DEFAULT_OBJECTIVE = "glove-6b-50d", "nli-softmax"
 POLL_SECONDS = 1.0
-OBJECTIVE_HELP = {
-    "nli-softmax": "A classifier on (u, v, |u−v|) learns entailment / neutral / contradiction; the "
-                   "SBERT paper's main training, on SNLI + MultiNLI.",
-    "cosine": "cos(u, v) is regressed onto the gold similarity (STSb scores scaled to 0–1) with "
-              "mean-squared error.",
-    "mnrl": "Each anchor's positive must score above every other sentence in the batch (the other "
-            "positives and the hard negatives): no labels needed, large batches help.",
-}
-UPLOAD_HINTS = {
-    "nli-softmax": "CSV/TSV with a header: sentence1, sentence2, label (entailment, neutral, contradiction)",
-    "cosine": "CSV/TSV with a header: sentence1, sentence2, score",
-    "mnrl": "CSV/TSV with a header: anchor, positive, negative",
-}
-CONCAT_CHOICES = [("u, v", "u,v"), ("|u − v|", "|u-v|"), ("u * v", "u*v")]
-POOLING_CHOICES = [("mean", "mean"), ("[CLS]", "cls"), ("max", "max")]
 PART_NAMES = ("status", "progress", "curves", "results", "log", "cancel", "base")
-
-
-# --- choices and defaults ------------------------------------------------------------------------
-
-def trainable_choices() -> list[tuple[str, str]]:
-    """``(label, key)`` of registry models that can be trained (unavailable ones marked)."""
-    registry = get_registry()
-    kinds = {entry.key: entry.kind for entry in registry.entries()}
-    return [(label, key) for label, key in model_choices() if kinds.get(key) in TRAINABLE_KINDS]
-
-
-# All three at all times: Gradio checks a Radio's value against the choices it was built with, so
-# choices narrowed per objective would refuse API calls (cosine + stsb) that never loaded the page.
-DATA_CHOICES = [("NLI pairs (SNLI + MultiNLI)", "nli"), ("STSb train (scored pairs)", "stsb"),
-                ("Upload a file", "upload")]
-
-
-def suggested_name(base: str, objective: str) -> str:
-    """``<base>-<objective>``, with ``-2``, ``-3``... when ``models/`` already holds that name."""
-    stem = f"{base}-{objective}"
-    models_dir = settings().models_dir
-    name, number = stem, 1
-    while (models_dir / name).exists():
-        number += 1
-        name = f"{stem}-{number}"
-    return name
-
-
-def _is_suggestion(name: str | None) -> bool:
-    """True for an empty name or one :func:`suggested_name` made, which a new choice may replace."""
-    if not (name or "").strip():
-        return True
-    pattern = "|".join(re.escape(f"{key}-{objective}") for key in get_registry().keys() for objective in OBJECTIVES)
-    return re.fullmatch(f"(?:{pattern})(?:-\\d+)?", name.strip()) is not None
 
 
 @user_errors
@@ -93,92 +41,6 @@ def refresh_base(current: str | None) -> dict:
     if current in {key for _, key in choices}:
         return gr.update(choices=choices)
     return gr.update(choices=choices, value=DEFAULT_BASE)
-
-
-# --- the form as a config ------------------------------------------------------------------------
-
-def _whole(value: float | None, what: str) -> int | None:
-    """A form number as an int; NaN, infinity, fractions and text (API callers) are refused."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or float(value) != int(value):
-        raise ValueError(f"{what} must be a whole number, not {str(value)[:40]!r}.")
-    return int(value)
-
-
-def form_config(base: str, pooling: str, objective: str, concatenation: list[str] | None, data: str,
-                upload: str | None, max_pairs: float | None, epochs: float | None, batch_size: float | None,
-                learning_rate: float | None, warmup_ratio: float | None, max_seq_length: float | None,
-                eval_steps: float | None, seed: float | None, precision: str, dense_dim: float | None,
-                output: str, overwrite: bool) -> TrainConfig:
-    """The form's fields as a validated :class:`TrainConfig` (empty fields take the defaults;
-    0 pairs means all of them and 0 for the sequence length keeps the model's own limit)."""
-    if not base:
-        raise ValueError("Choose a base model to train.")
-    if output is not None and not isinstance(output, str):
-        raise ValueError("The new model's name must be text.")
-    if data == "upload" and not upload:
-        raise ValueError(f"Upload a training file ({UPLOAD_HINTS.get(objective, 'CSV/TSV')}) or choose "
-                         "the built-in data.")
-    source = upload if data == "upload" else data
-    concat = ",".join(concatenation or []) if objective == "nli-softmax" else None
-    config = config_for(
-        base, objective, (output or "").strip(), data=source, epochs=epochs,
-        batch_size=_whole(batch_size, "Batch size"), learning_rate=learning_rate, warmup_ratio=warmup_ratio,
-        eval_steps=_whole(eval_steps, "Evaluation interval (steps)"), seed=_whole(seed, "Seed"),
-        precision=precision or "auto", pooling=pooling or None, concatenation=concat,
-        dense_dim=_whole(dense_dim, "Dense layer size"), overwrite=bool(overwrite),
-        max_pairs=_whole(max_pairs, "Maximum number of training pairs") or None,
-        max_seq_length=_whole(max_seq_length, "Maximum sequence length") or None,
-    )
-    # config_for ignores None (it keeps the device's default); an empty or 0 field means "no limit".
-    if not max_pairs:
-        config = replace(config, max_pairs=None)
-    if not max_seq_length:
-        config = replace(config, max_seq_length=None)
-    return config.validate()
-
-
-def plan_for(config: TrainConfig) -> str:
-    """The plan box for a valid config: device, precision, steps and the estimated time."""
-    from ..training.arguments import schedule, training_device
-
-    kind = get_registry().get(config.base).kind
-    label = device_label(config)
-    guess = estimate(config)
-    plan = schedule(config, guess.examples, kind, training_device(config.precision, kind).device)
-    return train_view.plan_html(label, plan.total_steps, guess.examples, config.batch_size, config.epochs,
-                                plan.warmup_steps, plan.eval_steps, guess.total_s, guess.training_s)
-
-
-def form_values(config: TrainConfig) -> dict[str, Any]:
-    """The form showing ``config`` (an uploaded file cannot be shown again, only that one was used)."""
-    kind = get_registry().get(config.base).kind
-    objective = config.objective
-    data = "upload" if config.data_is_file else config.data_source
-    parts = [value for (_, value), used in zip(CONCAT_CHOICES, config.concat_flags()) if used]
-    return {
-        "base": config.base,
-        "pooling": gr.update(value=config.pooling, visible=kind == "transformer"),
-        "objective": objective,
-        "concatenation": gr.update(value=parts, visible=objective == "nli-softmax"),
-        "data": data,
-        "upload": gr.update(visible=data == "upload", label=UPLOAD_HINTS[objective]),
-        "max_pairs": config.max_pairs or 0,
-        "epochs": config.epochs,
-        "batch_size": config.batch_size,
-        "learning_rate": config.learning_rate,
-        "warmup_ratio": config.warmup_ratio,
-        "max_seq_length": gr.update(value=config.max_seq_length or 0, visible=kind != "glove"),
-        "eval_steps": config.eval_steps,
-        "seed": config.seed,
-        "precision": config.precision,
-        "dense_dim": gr.update(value=config.dense_dim, visible=kind == "glove"),
-        "output": config.output,
-        "overwrite": config.overwrite,
-        "objective_help": snippets.paragraph(OBJECTIVE_HELP[objective]),
-    }
 
 
 # --- handlers ------------------------------------------------------------------------------------
@@ -214,7 +76,7 @@ def fill_defaults(base: str, objective: str, output: str, data: str) -> list:
     entry = get_registry().get(base)
     defaults = config_for(base, objective, output or "unnamed")
     source = data if data == "upload" else DEFAULT_DATA[objective]
-    name = suggested_name(entry.key, objective) if _is_suggestion(output) else gr.skip()
+    name = suggested_name(entry.key, objective) if is_suggestion(output) else gr.skip()
     return [
         gr.update(visible=entry.kind == "transformer", value=entry.pooling or "mean"),
         gr.update(visible=objective == "nli-softmax"),
