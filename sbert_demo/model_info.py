@@ -97,6 +97,9 @@ def embedding_dimension(entry: ModelEntry, status: Availability) -> int | None:
     folder = status.location
     if folder is None and status.hub_id:
         folder = cached_snapshot(status.hub_id)
+    if folder == assets.mpnet_folder() and not folder.is_dir():  # not joined yet: ask the archive
+        pooling = assets.read_mpnet_member("1_Pooling/config.json")
+        return _config_dimension(json.loads(pooling), _MODULE_DIMENSION_KEYS) if pooling else None
     if folder is None or not folder.is_dir():
         return None
     return folder_dimension(folder)

@@ -247,3 +247,19 @@ def test_installed_packages_located() -> None:
     assert [p.suffix for p in glove] == [".npy", ".parquet"]
     assert [p.name for p in parts] == [f"all-mpnet-base-v2.zip.{i:03d}" for i in range(1, 6)]
     assert all(os.path.getsize(p) > 0 for p in parts)
+
+
+def test_a_member_is_read_from_the_pieces_without_joining(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pooling = b'{"embedding_dimension": 768, "pooling_mode": "mean"}'
+    parts = fake_parts(tmp_path / "pieces", {"all-mpnet-base-v2/1_Pooling/config.json": pooling,
+                                             "all-mpnet-base-v2/model.safetensors": WEIGHTS})
+    monkeypatch.setattr(assets, "mpnet_parts", lambda: parts)
+    assert assets.read_mpnet_member("1_Pooling/config.json") == pooling
+    assert assets.read_mpnet_member("no/such/file") is None
+    assert not assets.mpnet_folder().exists()  # nothing was joined
+
+    from sbert_demo.model_info import embedding_dimension
+    from sbert_demo.registry import get_registry
+
+    registry = get_registry()
+    assert embedding_dimension(registry.get("all-mpnet-base-v2"), registry.availability("all-mpnet-base-v2")) == 768
