@@ -287,6 +287,20 @@ TINY_STS = {  # split -> [(score 0..5, sentence1, sentence2)]
 }
 
 
+def train_form(default_output: str, **changes) -> list:
+    """The Train tab's field values in ``train_tab.FORM_FIELDS`` order: a small 1-epoch GloVe NLI run
+    saved as ``default_output``, with ``changes`` applied (each must name a field)."""
+    from sbert_demo.ui import train as train_tab
+
+    values = dict(base="glove-6b-50d", pooling="mean", objective="nli-softmax", concatenation=["u,v", "|u-v|"],
+                  data="nli", upload=None, max_pairs=0, epochs=1, batch_size=4, learning_rate=1e-3,
+                  warmup_ratio=0.1, max_seq_length=0, eval_steps=2, seed=42, precision="auto", dense_dim=16,
+                  output=default_output, overwrite=False)
+    values.update(changes)
+    assert set(values) == set(train_tab.FORM_FIELDS)
+    return [values[name] for name in train_tab.FORM_FIELDS]
+
+
 def write_tiny_sts(folder: Path) -> Path:
     """Write ``TINY_STS`` as ``folder/stsbenchmark/sts-*.csv`` in the original format; return ``folder``."""
     (folder / "stsbenchmark").mkdir(parents=True)

@@ -13,23 +13,11 @@ import numpy as np
 import pytest
 
 from sbert_demo import cli
+from conftest import TINY_STS
 from sbert_demo.data import ScoredPairs, sts_split
 from sbert_demo.evaluation import StsResult, correlations, evaluate, evaluate_many, pair_cosines
 
-ROWS = [
-    (5.0, "A man is playing a guitar.", "A man plays the guitar."),
-    (0.5, "A woman is slicing an onion.", "A dog is running in the park."),
-    (3.8, "Two children are swimming in the lake.", "Two kids swim in a lake."),
-    (1.0, "A cat is sleeping on the bed.", "A man is driving a car."),
-    (4.2, "A girl is riding a horse.", "A young girl rides a horse."),
-    (2.4, "The boy is eating an apple.", "The boy is eating bread."),
-    (0.0, "A woman is peeling a potato.", "Two men are playing soccer."),
-    (2.6, "A dog is chasing a ball.", "A cat is chasing a mouse."),
-    (1.2, "The sun is shining on the sea.", "A man is reading a book."),
-    (3.4, "People are walking in the street.", "Many people walk down a street."),
-    (4.6, "A woman is cutting tomatoes.", "A woman slices a tomato."),
-    (3.0, "A boy is playing the piano.", "A girl is playing the piano."),
-]
+ROWS = [row for rows in TINY_STS.values() for row in rows]  # (score, sentence1, sentence2)
 PAIRS = ScoredPairs([r[1] for r in ROWS], [r[2] for r in ROWS], [r[0] for r in ROWS], "tiny pairs")
 
 

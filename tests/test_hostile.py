@@ -22,6 +22,7 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from conftest import train_form
 from sbert_demo.evaluation import evaluate
 from sbert_demo.exploration import MAX_SENTENCES
 from sbert_demo.datafiles import read_scored_pairs
@@ -454,13 +455,8 @@ def saved_model(tiny_sbert_in_models: str, isolated) -> tuple[str, Path, dict[st
 
 
 def form(**changes) -> list:
-    """The Train tab's fields (``train_tab.FORM_FIELDS`` order): a small, valid GloVe NLI run."""
-    values = dict(base="glove-6b-50d", pooling="mean", objective="nli-softmax", concatenation=["u,v", "|u-v|"],
-                  data="nli", upload=None, max_pairs=0, epochs=1, batch_size=4, learning_rate=1e-3,
-                  warmup_ratio=0.1, max_seq_length=0, eval_steps=2, seed=42, precision="auto", dense_dim=16,
-                  output="hostile-run", overwrite=False)
-    values.update(changes)
-    return [values[name] for name in train_tab.FORM_FIELDS]
+    """The Train tab's fields: a small, valid GloVe NLI run (see ``conftest.train_form``)."""
+    return train_form("hostile-run", **changes)
 
 
 @pytest.mark.parametrize(("output", "words"), [

@@ -12,6 +12,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
+from conftest import train_form
 from sbert_demo.training import DISABLED, JobSnapshot, TrainConfig, TrainingJobs
 from sbert_demo.ui import train as train_tab
 from sbert_demo.ui import train_view
@@ -34,14 +35,8 @@ CONFIG = TrainConfig("glove-6b-50d", "nli-softmax", "glove-nli", batch_size=32, 
 
 
 def form(**changes) -> list:
-    """The form's values in ``train_tab.FORM_FIELDS`` order: a 1-epoch GloVe NLI run by default."""
-    values = dict(base="glove-6b-50d", pooling="mean", objective="nli-softmax", concatenation=["u,v", "|u-v|"],
-                  data="nli", upload=None, max_pairs=0, epochs=1, batch_size=4, learning_rate=1e-3,
-                  warmup_ratio=0.1, max_seq_length=0, eval_steps=2, seed=42, precision="auto", dense_dim=16,
-                  output="tab-trained", overwrite=False)
-    values.update(changes)
-    assert set(values) == set(train_tab.FORM_FIELDS)
-    return [values[name] for name in train_tab.FORM_FIELDS]
+    """The form's values: a 1-epoch GloVe NLI run by default (see ``conftest.train_form``)."""
+    return train_form("tab-trained", **changes)
 
 
 @pytest.fixture
