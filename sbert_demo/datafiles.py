@@ -52,6 +52,16 @@ class _Table:
     records: list[tuple[int, list[str]]]  # (line where the record starts, its fields)
 
 
+def decode_upload(data: bytes, name: str, hint: str) -> str:
+    """An uploaded file's bytes as text; binary or non-UTF-8 files get a message ending in ``hint``."""
+    if b"\x00" in data:
+        raise ValueError(f"{name} is not UTF-8 text (it looks binary, e.g. a spreadsheet); {hint}")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name} is not UTF-8 text (undecodable byte at position {exc.start}); {hint}") from None
+
+
 def _decoded_text(path: Path) -> str:
     if not path.is_file():
         raise ValueError(f"File not found: {path}.")
@@ -59,16 +69,8 @@ def _decoded_text(path: Path) -> str:
     if size > MAX_FILE_BYTES:
         raise ValueError(f"{path.name} is {size / 2**20:.0f} MB; the limit is "
                          f"{MAX_FILE_BYTES // 2**20} MB. Use a smaller sample of it.")
-    raw = path.read_bytes()
-    hint = "save it as UTF-8 CSV (comma- or tab-separated text with a header row)."
-    if b"\x00" in raw:
-        raise ValueError(f"{path.name} is not UTF-8 text (it looks binary, e.g. a spreadsheet); "
-                         + hint)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path.name} is not UTF-8 text (undecodable byte at position "
-                         f"{exc.start}); {hint}") from None
+    text = decode_upload(path.read_bytes(), path.name,
+                         "save it as UTF-8 CSV (comma- or tab-separated text with a header row).")
     if not text.strip():
         raise ValueError(f"{path.name} is empty; it needs a header row and at least two rows.")
     return text

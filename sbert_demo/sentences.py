@@ -19,6 +19,8 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from .datafiles import decode_upload
+
 logger = logging.getLogger(__name__)
 
 UNGROUPED = "ungrouped"
@@ -79,7 +81,7 @@ def read_sentence_file(
     data = path.read_bytes()
     if not data.strip():
         raise ValueError(f"{name} is empty; it needs at least two sentences.")
-    text = _decode(data, name)
+    text = decode_upload(data, name, "save it as UTF-8 plain text or CSV and upload it again.")
     if suffix == ".txt":
         return _parse_text(text, name, max_sentences, max_chars)
     records = _table_records(text, "\t" if suffix == ".tsv" else ",", name)
@@ -113,16 +115,6 @@ def _split_group(line: str) -> tuple[str | None, str]:
     if sep and len(head.strip()) <= MAX_GROUP_CHARS:
         return head.strip(), tail
     return None, line
-
-
-def _decode(data: bytes, name: str) -> str:
-    message = f"{name} is not UTF-8 text; save it as UTF-8 plain text or CSV and upload it again."
-    if b"\x00" in data:
-        raise ValueError(message)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValueError(message) from None
 
 
 def _table_records(text: str, delimiter: str, name: str) -> list[_Record]:
