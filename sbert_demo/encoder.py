@@ -106,7 +106,7 @@ def _compute(loaded: loading.LoadedModel, texts: list[str], batch_size: int,
     """
     import torch
 
-    model, choice = loaded.model, loaded.device
+    model = loaded.model
     limit = model.max_seq_length if loaded.entry.kind != "glove" else None
     # Cutting absurdly long texts first bounds tokenizer work; the model would see only the first
     # ``limit`` tokens anyway, and no word piece is longer than 100 characters.
