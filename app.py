@@ -10,7 +10,7 @@ import argparse
 import logging
 import os
 
-from sbert_demo.cli import quiet_libraries
+from sbert_demo.config import quiet_libraries
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -4,7 +4,7 @@ For each model, both encode the same STSb dev sentences (3,000, duplicates inclu
 process, one after the other, with the same batch size:
 
 * plain: ``SentenceTransformer.encode`` in fp32 (the library's defaults), the baseline;
-* sbert_demo: :func:`sbert_demo.encoder.encode` with the persistent cache switched off, so only
+* sbert_demo: :func:`sbert_demo.encoding.encoder.encode` with the persistent cache switched off, so only
   the computation is measured (automatic precision: bf16 weights on CPUs with native bf16,
   duplicates encoded once, length-sorted chunks).
 
@@ -29,10 +29,11 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import numpy as np  # noqa: E402
 
-from sbert_demo import loading  # noqa: E402
-from sbert_demo.data import sts_split  # noqa: E402
-from sbert_demo.encoder import encode  # noqa: E402
-from sbert_demo.evaluation import correlations, pair_cosines  # noqa: E402
+from sbert_demo.benchmark.evaluation import correlations, pair_cosines
+from sbert_demo.data.benchmarks import sts_split
+from sbert_demo.encoding import model_cache
+from sbert_demo.encoding.encoder import encode
+from sbert_demo.models import loading
 
 
 def spearman(embeddings: np.ndarray, gold: list[float]) -> float:
@@ -62,7 +63,7 @@ def bench_model(key: str, sentences: list[str], gold: list[float], batch_size: i
         plain_rate = max(plain_rate, rate)
         rate, ours = timed(lambda: encode(key, sentences, batch_size=batch_size, use_cache=False), len(sentences))
         our_rate = max(our_rate, rate)
-    precision = loading.load(key).device.precision
+    precision = model_cache.load(key).device.precision
     return (
         f"{key}: plain SentenceTransformer.encode fp32 {plain_rate:7.1f} sent/s (Spearman {spearman(baseline, gold):.2f}) | "
         f"sbert_demo {precision} {our_rate:7.1f} sent/s (Spearman {spearman(ours.embeddings, gold):.2f}) | "

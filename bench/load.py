@@ -64,7 +64,7 @@ def wait_ready(url: str, timeout: float = 180) -> None:
 
 
 def explore_text(request: int, client: int) -> str:
-    from sbert_demo.examples import EXAMPLE_SETS
+    from sbert_demo.data.examples import EXAMPLE_SETS
 
     sets = list(EXAMPLE_SETS.values())
     text = sets[request % len(sets)].text

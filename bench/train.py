@@ -40,13 +40,13 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 if not os.environ.get("SBERT_DEMO_DATA") and (ROOT.parent / "shared" / "data").is_dir():
     os.environ["SBERT_DEMO_DATA"] = str(ROOT.parent / "shared" / "data")
 
-from sbert_demo.data import sts_split  # noqa: E402
-from sbert_demo.registry import get_registry  # noqa: E402
-from sbert_demo.training import runner  # noqa: E402
-from sbert_demo.training.arguments import schedule, training_arguments, training_device  # noqa: E402
-from sbert_demo.training.objectives import build_loss, training_data  # noqa: E402
-from sbert_demo.training.reporting import Reporter  # noqa: E402
-from sbert_demo.training.settings import config_for  # noqa: E402
+from sbert_demo.data.benchmarks import sts_split
+from sbert_demo.models.registry import get_registry
+from sbert_demo.training import runner
+from sbert_demo.training.arguments import schedule, training_arguments
+from sbert_demo.training.objectives import build_loss, training_data
+from sbert_demo.training.reporting import Reporter
+from sbert_demo.training.settings import config_for, training_device
 
 
 class Recording(Reporter):

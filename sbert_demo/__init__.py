@@ -1,7 +1,18 @@
 """sbert-demo: explore why siamese sentence embeddings (SBERT) beat naive ones.
 
-The core package (registry, encoders, caches, STS evaluation, training, plots) never imports
-gradio; the web app lives in :mod:`sbert_demo.ui` and the command line in :mod:`sbert_demo.cli`.
+Layers, lowest first; a module imports only from its own layer or lower ones (``tests/test_layout.py``
+checks every import, lazy ones included, and that the core never imports gradio):
+
+* foundation: :mod:`.config` (settings from the environment), :mod:`.shared` (process-wide
+  objects), :mod:`.hub` (is the Hugging Face Hub reachable), :mod:`.plot_style` (the look of figures);
+* :mod:`.models` — what models exist and how they load; :mod:`.data` — benchmark data, user files,
+  example sentences;
+* :mod:`.encoding` — texts to embeddings: device and precision, loaded models, the embedding cache;
+* :mod:`.explore` — similarities, maps and clusters of a sentence set; :mod:`.benchmark` — STS evaluation;
+* :mod:`.training` — SBERT fine-tuning runs and background jobs;
+* leaves: :mod:`.ui` (the Gradio app, one module per tab) and :mod:`.cli` (``python -m sbert_demo``).
+
+May import: nothing (each subpackage says what it may import).
 """
 
 __version__ = "0.1.0"

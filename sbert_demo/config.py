@@ -68,3 +68,12 @@ def settings() -> Settings:
         max_loaded_model_mb=max(1, int(env.get("SBERT_DEMO_MAX_MODEL_MB", "4096"))),
         hub_timeout_s=float(env.get("SBERT_DEMO_HUB_TIMEOUT", "2.0")),
     )
+
+
+def quiet_libraries(verbose: bool = False) -> None:
+    """Keep library chatter (weight-loading bars, load reports) out of the CLI's own progress."""
+    if verbose:
+        return
+    # Read by huggingface_hub and transformers when they are first imported (after this point).
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

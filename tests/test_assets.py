@@ -1,4 +1,4 @@
-"""Tests for sbert_demo.assets: reading split pieces as one file, and the checked mpnet join.
+"""Tests for sbert_demo.models.assets: reading split pieces as one file, and the checked mpnet join.
 
 The join is exercised on a small fake archive shaped like the real one (a top folder
 ``all-mpnet-base-v2/`` holding the model files), split into pieces; the real 400 MB join is
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from sbert_demo import assets
-from sbert_demo.assets import _JoinedParts
+from sbert_demo.models import assets
+from sbert_demo.models.assets import _JoinedParts
 
 # --- _JoinedParts ---------------------------------------------------------------------------------
 
@@ -258,8 +258,8 @@ def test_a_member_is_read_from_the_pieces_without_joining(tmp_path: Path, monkey
     assert assets.read_mpnet_member("no/such/file") is None
     assert not assets.mpnet_folder().exists()  # nothing was joined
 
-    from sbert_demo.model_info import embedding_dimension
-    from sbert_demo.registry import get_registry
+    from sbert_demo.models.info import embedding_dimension
+    from sbert_demo.models.registry import get_registry
 
     registry = get_registry()
     assert embedding_dimension(registry.get("all-mpnet-base-v2"), registry.availability("all-mpnet-base-v2")) == 768

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tiny_sts
-from sbert_demo.registry import get_registry
+
+from sbert_demo.models.registry import get_registry
 
 pytestmark = pytest.mark.browser
 

@@ -1,4 +1,4 @@
-"""Tests for sbert_demo.data: the offline benchmark copies, user files, NLI pairs and triplets."""
+"""Tests for sbert_demo.data (benchmarks, files, records): the offline benchmark copies, user files, NLI pairs and triplets."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sbert_demo import data, datafiles, records
-from sbert_demo.data import NLI_LABELS, NliPairs, ScoredPairs, Triplets
+from sbert_demo.data import benchmarks as data
+from sbert_demo.data import files as datafiles
+from sbert_demo.data import records
+from sbert_demo.data.records import NLI_LABELS, NliPairs, ScoredPairs, Triplets
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(
@@ -127,7 +129,7 @@ def test_hub_fallback_uses_validation_split(monkeypatch: pytest.MonkeyPatch) -> 
 def test_csv_with_quoting_and_extra_columns(tmp_path: Path) -> None:
     path = write(tmp_path, "pairs.csv", 'id,sentence1,sentence2,score,note\n'
                  '1,"Hello, world","He said ""hi""",4.5,x\n2,A cat.,A dog.,1,y\n')
-    pairs = data.read_scored_pairs(path)
+    pairs = datafiles.read_scored_pairs(path)
     assert pairs.sentences1 == ["Hello, world", "A cat."]
     assert pairs.sentences2 == ['He said "hi"', "A dog."]
     assert pairs.scores == [4.5, 1.0]
@@ -137,7 +139,7 @@ def test_csv_with_quoting_and_extra_columns(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["pairs.tsv", "pairs.txt"])
 def test_tab_separated_by_extension_or_header(tmp_path: Path, name: str) -> None:
     path = write(tmp_path, name, "Text_A\tText_B\tSimilarity\nA, b\tC\t-1\nD\tE\t2.5\n")
-    pairs = data.read_scored_pairs(path, name="mine")
+    pairs = datafiles.read_scored_pairs(path, name="mine")
     assert pairs.sentences1 == ["A, b", "D"] and pairs.scores == [-1.0, 2.5]
     assert pairs.name == "mine"
 
@@ -149,7 +151,7 @@ def test_tab_separated_by_extension_or_header(tmp_path: Path, name: str) -> None
 ])
 def test_column_aliases(tmp_path: Path, header: str, expected: tuple[int, int, int]) -> None:
     path = write(tmp_path, "pairs.csv", f"{header}\n0,1,2\n10,11,12\n")
-    pairs = data.read_scored_pairs(path)
+    pairs = datafiles.read_scored_pairs(path)
     rows = [[int(x) % 10 for x in (pairs.sentences1[i], pairs.sentences2[i], pairs.scores[i])]
             for i in range(2)]
     assert rows == [list(expected), list(expected)]
@@ -157,10 +159,10 @@ def test_column_aliases(tmp_path: Path, header: str, expected: tuple[int, int, i
 
 def test_custom_column_names(tmp_path: Path) -> None:
     path = write(tmp_path, "pairs.csv", "premise,query,answer,stars\nP,Q,A,1\nP2,Q2,A2,3\n")
-    pairs = data.read_scored_pairs(path, "query", "answer", "Stars")
+    pairs = datafiles.read_scored_pairs(path, "query", "answer", "Stars")
     assert pairs.sentences1 == ["Q", "Q2"] and pairs.sentences2 == ["A", "A2"]
     assert pairs.scores == [1.0, 3.0]
-    explicit_wins = data.read_scored_pairs(path, sentence2_column="premise", score_column="stars")
+    explicit_wins = datafiles.read_scored_pairs(path, sentence2_column="premise", score_column="stars")
     assert explicit_wins.sentences2 == ["P", "P2"] and explicit_wins.sentences1 == ["Q", "Q2"]
 
 
@@ -175,7 +177,7 @@ def test_bad_rows_reported_with_line_numbers(tmp_path: Path) -> None:
                  "j,k,-inf\n"            # line 9
                  "\n"                    # line 10: blank, ignored
                  "l,m,4\n")              # line 11 ok
-    pairs = data.read_scored_pairs(path)
+    pairs = datafiles.read_scored_pairs(path)
     assert pairs.sentences1 == ["a", "multi\nline", "l"] and pairs.scores == [1.0, 2.0, 4.0]
     assert pairs.problems == [
         "line 5: score 'abc' is not a number",
@@ -190,7 +192,7 @@ def test_bad_rows_reported_with_line_numbers(tmp_path: Path) -> None:
 def test_problem_list_is_capped(tmp_path: Path) -> None:
     bad = "".join(f"s{i},t{i},x\n" for i in range(30))
     path = write(tmp_path, "pairs.csv", "s1,s2,score\na,b,1\nc,d,2\n" + bad)
-    pairs = data.read_scored_pairs(path)
+    pairs = datafiles.read_scored_pairs(path)
     assert len(pairs) == 2
     assert len(pairs.problems) == records.MAX_PROBLEMS + 1
     assert pairs.problems[0].startswith("line 4:")
@@ -200,10 +202,10 @@ def test_problem_list_is_capped(tmp_path: Path) -> None:
 def test_missing_column_message(tmp_path: Path) -> None:
     path = write(tmp_path, "pairs.csv", "left,right,score\na,b,1\nc,d,2\n")
     with pytest.raises(ValueError, match="no sentence1 column") as error:
-        data.read_scored_pairs(path)
+        datafiles.read_scored_pairs(path)
     assert "left, right, score" in str(error.value) and "text_a" in str(error.value)
     with pytest.raises(ValueError, match="'missing'"):
-        data.read_scored_pairs(path, "left", "right", "missing")
+        datafiles.read_scored_pairs(path, "left", "right", "missing")
 
 
 @pytest.mark.parametrize(("content", "message"), [
@@ -218,22 +220,22 @@ def test_unusable_files(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "pairs.csv"
     path.write_bytes(content)
     with pytest.raises(ValueError, match=message):
-        data.read_scored_pairs(path)
+        datafiles.read_scored_pairs(path)
 
 
 def test_utf8_with_bom_and_missing_file(tmp_path: Path) -> None:
     path = write(tmp_path, "pairs.csv", "sentence1,sentence2,score\ncafé,naïve,1\nb,c,2\n",
                  encoding="utf-8-sig")
-    assert data.read_scored_pairs(path).sentences1 == ["café", "b"]
+    assert datafiles.read_scored_pairs(path).sentences1 == ["café", "b"]
     with pytest.raises(ValueError, match="File not found"):
-        data.read_scored_pairs(tmp_path / "nope.csv")
+        datafiles.read_scored_pairs(tmp_path / "nope.csv")
 
 
 def test_file_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(datafiles, "MAX_FILE_BYTES", 10)
     path = write(tmp_path, "pairs.csv", "sentence1,sentence2,score\na,b,1\nc,d,2\n")
     with pytest.raises(ValueError, match="the limit is"):
-        data.read_scored_pairs(path)
+        datafiles.read_scored_pairs(path)
 
 
 @pytest.mark.parametrize(("low", "high", "expected"), [
@@ -336,7 +338,7 @@ def test_nli_hub_fallback(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 def test_read_nli_file(tmp_path: Path) -> None:
     path = write(tmp_path, "train.tsv", "Premise\tHypothesis\tLabel\nA\tB\tEntailment\nC\tD\t2\n"
                  "E\tF\tmaybe\nG\tH\t-\nI\tJ\t1\n")
-    pairs = data.read_nli_file(path)
+    pairs = datafiles.read_nli_file(path)
     assert pairs.labels == [0, 2, 1] and pairs.premises == ["A", "C", "I"]
     assert pairs.problems[0] == (
         "line 4: label 'maybe' is not one of entailment, neutral, contradiction or 0..2")
@@ -345,12 +347,12 @@ def test_read_nli_file(tmp_path: Path) -> None:
 
 def test_read_triplets_file(tmp_path: Path) -> None:
     path = write(tmp_path, "t.csv", "query,pos,neg,extra\nq1,p1,n1,x\nq2,,n2,x\nq3,p3,n3,x\n")
-    triplets = data.read_triplets_file(path)
+    triplets = datafiles.read_triplets_file(path)
     assert (triplets.anchors, triplets.positives, triplets.negatives) == (
         ["q1", "q3"], ["p1", "p3"], ["n1", "n3"])
     assert triplets.problems == ["line 3: empty positive"]
     with pytest.raises(ValueError, match="no negative column"):
-        data.read_triplets_file(write(tmp_path, "u.csv", "anchor,positive\na,b\nc,d\n"))
+        datafiles.read_triplets_file(write(tmp_path, "u.csv", "anchor,positive\na,b\nc,d\n"))
 
 
 # --- conversion ----------------------------------------------------------------------------------
@@ -360,9 +362,9 @@ def test_to_dataset_columns() -> None:
     scored = ScoredPairs(["a", "b"], ["c", "d"], [0.0, 5.0], "s").scaled(0, 5)
     nli = NliPairs(["p"], ["h"], [2], "n")
     triplets = Triplets(["a"], ["p"], ["n"], "t")
-    assert data.to_dataset(scored).column_names == ["sentence1", "sentence2", "score"]
-    assert data.to_dataset(scored)["score"] == [0.0, 1.0]
-    assert data.to_dataset(nli)[0] == {"premise": "p", "hypothesis": "h", "label": 2}
-    assert data.to_dataset(triplets).column_names == ["anchor", "positive", "negative"]
+    assert records.to_dataset(scored).column_names == ["sentence1", "sentence2", "score"]
+    assert records.to_dataset(scored)["score"] == [0.0, 1.0]
+    assert records.to_dataset(nli)[0] == {"premise": "p", "hypothesis": "h", "label": 2}
+    assert records.to_dataset(triplets).column_names == ["anchor", "positive", "negative"]
     with pytest.raises(TypeError):
-        data.to_dataset(["not", "records"])
+        records.to_dataset(["not", "records"])

@@ -1,10 +1,10 @@
-"""Tests for sbert_demo.devices: device and precision chosen from a described machine (no GPU needed)."""
+"""Tests for sbert_demo.encoding.devices: device and precision chosen from a described machine (no GPU needed)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sbert_demo.devices import Hardware, choose
+from sbert_demo.encoding.devices import Hardware, choose
 
 H100 = Hardware(cuda=True, cuda_name="NVIDIA H100", cuda_bf16=True, cpu_bf16=True, cpu_threads=16)
 T4 = Hardware(cuda=True, cuda_name="Tesla T4", cuda_bf16=False, cpu_threads=4)
@@ -89,7 +89,7 @@ def test_autocast_dtype(precision: str, dtype: str | None) -> None:
 
 
 def test_current_reads_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sbert_demo import devices
+    from sbert_demo.encoding import devices
 
     monkeypatch.setattr(devices, "detect_hardware", lambda: CPU_BF16)
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")

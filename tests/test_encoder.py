@@ -1,4 +1,4 @@
-"""Tests for sbert_demo.encoder and the embedding cache, on the real loading code and a tiny BERT.
+"""Tests for sbert_demo.encoding.encoder and the embedding cache, on the real loading code and a tiny BERT.
 
 The reference for every vector is plain sentence-transformers (``plain_sbert``) or numbers computed
 by hand from the raw files; the app's own output is never its own reference.
@@ -17,10 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sbert_demo import assets, embedding_cache, encoder, loading
-from sbert_demo.embedding_cache import EmbeddingCache, text_key
-from sbert_demo.encoder import Encoded, encode, validate_texts
-from sbert_demo.registry import POOLINGS, get_registry
+from sbert_demo.encoding import embedding_cache, encoder, model_cache
+from sbert_demo.encoding.embedding_cache import EmbeddingCache, text_key
+from sbert_demo.encoding.encoder import Encoded, encode, validate_texts
+from sbert_demo.models import assets, loading
+from sbert_demo.models.entries import POOLINGS
+from sbert_demo.models.registry import get_registry
 
 TEXTS = [
     "a man is playing a guitar .",
@@ -43,7 +45,7 @@ def reference(plain_sbert, folder: Path, texts: list[str], pooling: str = "mean"
 
 def forget_process_state() -> None:
     """What a restart forgets: loaded models and the cache objects (not the cache file)."""
-    loading.model_cache.reset()
+    model_cache.model_cache.reset()
     embedding_cache._caches.clear()
 
 
@@ -119,7 +121,7 @@ def test_bad_input_refused_with_a_sentence(tiny_sbert_in_models, texts, message:
     with pytest.raises(ValueError) as error:
         encode(tiny_sbert_in_models, texts)
     assert message in str(error.value)
-    assert loading.model_cache().loaded() == []  # refused before any model was loaded
+    assert model_cache.model_cache().loaded() == []  # refused before any model was loaded
 
 
 def test_too_many_texts() -> None:
@@ -313,7 +315,7 @@ def test_file_that_is_not_a_database_moved_aside(tiny_sbert_in_models, isolated)
 
 
 def check_cache_off_but_encoding_works(key: str, caplog: pytest.LogCaptureFixture, why: str) -> None:
-    with caplog.at_level(logging.WARNING, logger="sbert_demo.embedding_cache"):
+    with caplog.at_level(logging.WARNING, logger="sbert_demo.encoding.embedding_cache"):
         first = encode(key, TEXTS)
         second = encode(key, TEXTS)
     unit_rows(first.embeddings)
@@ -321,7 +323,7 @@ def check_cache_off_but_encoding_works(key: str, caplog: pytest.LogCaptureFixtur
     np.testing.assert_allclose(second.embeddings, first.embeddings, atol=1e-6)
     problem = embedding_cache.embedding_cache().problem
     assert problem is not None and problem.endswith("embeddings are recomputed.") and why in problem
-    warnings = [r for r in caplog.records if r.name == "sbert_demo.embedding_cache"]
+    warnings = [r for r in caplog.records if r.name == "sbert_demo.encoding.embedding_cache"]
     assert [r.getMessage() for r in warnings] == [problem]  # said once
 
 
@@ -424,7 +426,7 @@ class _FakeModel:
 
 
 def test_model_cache_lru_by_count() -> None:
-    cache = loading.ModelCache(max_models=2, max_mb=10_000)
+    cache = model_cache.ModelCache(max_models=2, max_mb=10_000)
     built: list[str] = []
 
     def get(name: str):
@@ -442,7 +444,7 @@ def test_model_cache_lru_by_count() -> None:
 
 
 def test_model_cache_lru_by_size_keeps_the_newest() -> None:
-    cache = loading.ModelCache(max_models=10, max_mb=3)
+    cache = model_cache.ModelCache(max_models=10, max_mb=3)
     cache.get("small", lambda: _FakeModel("small", 1))
     cache.get("medium", lambda: _FakeModel("medium", 1.5))
     assert cache.loaded() == ["small", "medium"]
@@ -453,7 +455,7 @@ def test_model_cache_lru_by_size_keeps_the_newest() -> None:
 
 
 def test_model_cache_builds_once_under_concurrency() -> None:
-    cache = loading.ModelCache(max_models=2, max_mb=100)
+    cache = model_cache.ModelCache(max_models=2, max_mb=100)
     builds: list[int] = []
     gate = threading.Event()
 
@@ -470,7 +472,7 @@ def test_model_cache_builds_once_under_concurrency() -> None:
 
 
 def test_model_cache_failed_build_can_be_retried() -> None:
-    cache = loading.ModelCache(max_models=2, max_mb=100)
+    cache = model_cache.ModelCache(max_models=2, max_mb=100)
     with pytest.raises(RuntimeError):
         cache.get("m", lambda: (_ for _ in ()).throw(RuntimeError("disk error")))
     assert cache.get("m", lambda: _FakeModel("m")).name == "m"
@@ -501,7 +503,7 @@ def test_model_identity_depends_on_pooling(add_tiny_bert) -> None:
 
 
 def test_model_identity_none_for_a_hub_model_not_downloaded() -> None:
-    from sbert_demo.registry import Availability
+    from sbert_demo.models.entries import Availability
 
     entry = get_registry().get("bert-base-uncased-mean")
     assert loading.model_identity(entry, Availability(True, hub_id="google-bert/bert-base-uncased")) is None
@@ -510,9 +512,9 @@ def test_model_identity_none_for_a_hub_model_not_downloaded() -> None:
 def test_resolve_and_load(tiny_sbert_in_models) -> None:
     entry, status, identity = loading.resolve(tiny_sbert_in_models)
     assert entry.key == tiny_sbert_in_models and status.available and identity
-    loaded = loading.load(tiny_sbert_in_models)
+    loaded = model_cache.load(tiny_sbert_in_models)
     assert (loaded.identity, loaded.device.device, loaded.device.precision) == (identity, "cpu", "fp32")
-    assert loading.load(entry).model is loaded.model  # the same object from the LRU
-    assert loading.model_cache().loaded() == [f"{identity}:cpu:fp32"]
+    assert model_cache.load(entry).model is loaded.model  # the same object from the LRU
+    assert model_cache.model_cache().loaded() == [f"{identity}:cpu:fp32"]
     with pytest.raises(ValueError, match="needs the Hugging Face Hub"):
         loading.resolve("bert-base-uncased-mean")

@@ -1,4 +1,4 @@
-"""Tests for sbert_demo.evaluation and the CLI over it, on the tiny BERT.
+"""Tests for sbert_demo.benchmark.evaluation and the CLI over it, on the tiny BERT.
 
 The reference is sentence-transformers' own ``EmbeddingSimilarityEvaluator`` run on a plain
 ``SentenceTransformer`` built from the same files.
@@ -11,11 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import TINY_STS
 
 from sbert_demo import cli
-from conftest import TINY_STS
-from sbert_demo.data import ScoredPairs, sts_split
-from sbert_demo.evaluation import StsResult, correlations, evaluate, evaluate_many, pair_cosines
+from sbert_demo.benchmark.evaluation import StsResult, correlations, evaluate, evaluate_many, pair_cosines
+from sbert_demo.cli.output import format_table
+from sbert_demo.data.benchmarks import sts_split
+from sbert_demo.data.records import ScoredPairs
 
 ROWS = [row for rows in TINY_STS.values() for row in rows]  # (score, sentence1, sentence2)
 PAIRS = ScoredPairs([r[1] for r in ROWS], [r[2] for r in ROWS], [r[0] for r in ROWS], "tiny pairs")
@@ -181,7 +183,7 @@ def test_cli_eval_unavailable_model_is_a_row(tiny_sbert_in_models, tmp_path: Pat
 
 
 def test_cli_models_lists_every_key(tiny_sbert_in_models, capsys) -> None:
-    from sbert_demo.registry import BUILTIN
+    from sbert_demo.models.entries import BUILTIN
 
     assert cli.main(["models"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -245,6 +247,6 @@ def test_cli_usage_errors_exit_2(argv: list[str], capsys) -> None:
 
 
 def test_format_table() -> None:
-    table = cli.format_table(["name", "score"], [["a", 1.5], ["longer", None]])
+    table = format_table(["name", "score"], [["a", 1.5], ["longer", None]])
     assert table.splitlines() == ["name    score", "------  -----", "a         1.5", "longer      -"]
-    assert cli.format_table(["only"], []).splitlines() == ["only", "----"]
+    assert format_table(["only"], []).splitlines() == ["only", "----"]

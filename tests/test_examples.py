@@ -1,12 +1,12 @@
-"""Example sets (sbert_demo.examples) and sentence parsing (sbert_demo.sentences)."""
+"""Example sets (sbert_demo.data.examples) and sentence parsing (sbert_demo.data.sentences)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sbert_demo import sentences
-from sbert_demo.examples import EXAMPLE_SETS, get_example
-from sbert_demo.sentences import UNGROUPED, ParsedSentences, parse_sentences, read_sentence_file
+from sbert_demo.data import sentences
+from sbert_demo.data.examples import EXAMPLE_SETS, get_example
+from sbert_demo.data.sentences import UNGROUPED, ParsedSentences, parse_sentences, read_sentence_file
 
 REQUIRED = ["paraphrase-questions", "near-duplicates", "bag-of-words-traps", "multi-topic",
             "naive-bert-alike"]

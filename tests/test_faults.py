@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from sbert_demo.embedding_cache import embedding_cache
-from sbert_demo.encoder import encode
-from sbert_demo.evaluation import evaluate
-from sbert_demo.registry import get_registry
+from sbert_demo.benchmark.evaluation import evaluate
+from sbert_demo.encoding.embedding_cache import embedding_cache
+from sbert_demo.encoding.encoder import encode
+from sbert_demo.models.registry import get_registry
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # real training and evaluation processes, a few minutes in all
@@ -96,8 +96,8 @@ def test_evaluation_killed_mid_write_leaves_a_consistent_cache(isolated, shared_
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 
-    from sbert_demo import assets
-    from sbert_demo.data import sts_split
+    from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.models import assets
 
     pairs = sts_split("test", shared_data)
     distinct = len(set(pairs.sentences1 + pairs.sentences2))

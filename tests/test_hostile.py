@@ -21,12 +21,12 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
-
 from conftest import train_form
-from sbert_demo.evaluation import evaluate
-from sbert_demo.exploration import MAX_SENTENCES
-from sbert_demo.datafiles import read_scored_pairs
-from sbert_demo.registry import get_registry
+
+from sbert_demo.benchmark.evaluation import evaluate
+from sbert_demo.data.files import read_scored_pairs
+from sbert_demo.explore.exploration import MAX_SENTENCES
+from sbert_demo.models.registry import get_registry
 from sbert_demo.training import TrainingJobs, config_for
 from sbert_demo.ui import explore as explore_tab
 from sbert_demo.ui import models as models_tab

@@ -11,9 +11,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from test_browser import (  # noqa: F401  (browser is a fixture)
-    THREE, VIEWPORT, browser, choose_models, gaps, plot_traces, run_explore, shoot, start_app,
+    THREE,
+    VIEWPORT,
+    browser,
+    choose_models,
+    gaps,
+    plot_traces,
+    run_explore,
+    shoot,
+    start_app,
 )
 
 pytestmark = pytest.mark.browser

@@ -8,9 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from sbert_demo.benchmark_plots import PAPER_STSB_TEST, gold_vs_cosine, sts_bar_chart, training_curves
+from sbert_demo.benchmark.plots import PAPER_STSB_TEST, gold_vs_cosine, sts_bar_chart
+from sbert_demo.explore.plots import heatmap, ranking_bars, scatter_map, shared_range
 from sbert_demo.plot_style import FAMILY_COLORS, NOISE_COLOR
-from sbert_demo.plots import heatmap, ranking_bars, scatter_map, shared_range
+from sbert_demo.training.curves import training_curves
 
 EVIL = '<b>bold</b> & <a href="javascript:alert(1)">x</a> <img src=x onerror=alert(1)>'
 
@@ -201,8 +202,8 @@ def test_sts_bar_chart_rejects_bad_rows(row, message):
 
 
 def test_family_colours_match_the_registry():
-    registry = pytest.importorskip("sbert_demo.registry")
-    assert set(FAMILY_COLORS) == set(registry.FAMILIES)
+    entries = pytest.importorskip("sbert_demo.models.entries")
+    assert set(FAMILY_COLORS) == set(entries.FAMILIES)
 
 
 @pytest.mark.parametrize(("n", "trace_type"), [(0, go.Scatter), (3, go.Scatter), (1001, go.Scattergl)])

@@ -5,13 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sbert_demo.projection import (
-    UMAP_MIN_POINTS,
-    auto_clusters,
-    cluster_agreement,
-    project_2d,
-    warm_up,
-)
+from sbert_demo.explore.projection import UMAP_MIN_POINTS, auto_clusters, cluster_agreement, project_2d, warm_up
 
 
 def blobs(n_per_blob: int = 10, dim: int = 16, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from sbert_demo import assets, cli, devices, loading
-from sbert_demo.data import sts_split
-from sbert_demo.registry import get_registry
+from sbert_demo import cli
+from sbert_demo.data.benchmarks import sts_split
+from sbert_demo.encoding import devices, model_cache
+from sbert_demo.models import assets, loading
+from sbert_demo.models.registry import get_registry
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +71,7 @@ def test_reference_numbers_default_precision_then_cache(offline_models, monkeypa
 
     # The rerun is served from the embedding cache without loading any model (its speed is measured
     # by the CLI run in the issue notes, not asserted here).
-    loading.model_cache.reset()
+    model_cache.model_cache.reset()
     monkeypatch.setattr(loading, "build_model", lambda *a, **k: pytest.fail("a cached rerun loaded a model"))
     second, _ = run_eval(["eval", "--models", ALL, "--split", split], tmp_path / "second.json")
     assert all(row["cached"] for row in second.values())

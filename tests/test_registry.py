@@ -10,9 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sbert_demo import assets, hub, local_models
-from sbert_demo.encoder import encode
-from sbert_demo.registry import BUILTIN, FAMILIES, KINDS, POOLINGS, get_registry
+from sbert_demo import hub
+from sbert_demo.encoding.encoder import encode
+from sbert_demo.models import assets
+from sbert_demo.models import local as local_models
+from sbert_demo.models.entries import BUILTIN, FAMILIES, KINDS, POOLINGS
+from sbert_demo.models.registry import get_registry
 
 BERT_KEYS = ["bert-base-uncased-mean", "bert-base-uncased-cls", "bert-base-uncased-max"]
 SENTENCES = ["a man is playing a guitar .", "two dogs run on the grass", "the cat sat", "a"]

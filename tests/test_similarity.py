@@ -7,13 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sbert_demo.similarity import (
-    SimilaritySummary,
-    cosine_matrix,
-    group_order,
-    rank_against,
-    summarize,
-)
+from sbert_demo.explore.similarity import SimilaritySummary, cosine_matrix, group_order, rank_against, summarize
 
 # a and b are 45 degrees apart; c and d point the same way (d is longer); {a, b} is orthogonal to
 # {c, d}. Expected cosine: ab = 1/sqrt(2), cd = 1, everything across = 0.

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import gradio as gr
 import pytest
-
 from conftest import train_form
+
 from sbert_demo.training import DISABLED, JobSnapshot, TrainConfig, TrainingJobs
 from sbert_demo.ui import train as train_tab
 from sbert_demo.ui import train_view

@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sbert_demo import devices
-from sbert_demo.registry import get_registry
+from sbert_demo.encoding import devices
+from sbert_demo.models.registry import get_registry
 from sbert_demo.training import jobs as jobs_module
 from sbert_demo.training import saving
-from sbert_demo.training.arguments import argument_kwargs, precision_flags, schedule, training_device
-from sbert_demo.training.naming import output_folder, sanitize_model_name
+from sbert_demo.training.arguments import argument_kwargs, precision_flags, schedule
 from sbert_demo.training.reporting import Cancelled, Reporter
-from sbert_demo.training.settings import TrainConfig, config_for, parse_concatenation
+from sbert_demo.training.saving import output_folder, sanitize_model_name
+from sbert_demo.training.settings import TrainConfig, config_for, parse_concatenation, training_device
 
 NLI_ROWS = [  # premise, hypothesis, label: every premise has an entailment and a contradiction
     ("A man is playing a guitar.", "A man plays music.", "entailment"),
@@ -416,7 +416,7 @@ def test_a_crashed_training_process_becomes_a_failed_state(tiny_key: str) -> Non
 
 
 def test_validate_refuses_a_precision_the_device_cannot_run(isolated, monkeypatch):
-    from sbert_demo import devices
+    from sbert_demo.encoding import devices
     from sbert_demo.training import config_for
 
     monkeypatch.setattr(devices, "detect_hardware", lambda: devices.Hardware(cpu_threads=2))

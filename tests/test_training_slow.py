@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from sbert_demo.registry import get_registry
+from sbert_demo.models.registry import get_registry
 from sbert_demo.training.runner import apply_thread_limit, run_training
 from sbert_demo.training.settings import config_for
 

@@ -1,6 +1,7 @@
-"""Device, precision and schedule of a run, turned into ``SentenceTransformerTrainingArguments``.
+"""The schedule of a run (steps, warm-up, evaluations) and its ``SentenceTransformerTrainingArguments``.
 
-Precision follows :func:`sbert_demo.devices.choose`, with one training rule on top:
+The device and precision come from :func:`sbert_demo.training.settings.training_device`, which
+follows :func:`sbert_demo.encoding.devices.choose` with one training rule on top:
 
 * CUDA: bf16 where the GPU supports it, else fp16 (mixed precision with loss scaling).
 * CPU with native bf16 (AVX512-BF16/AMX): bf16 autocast for transformers. Measured here on
@@ -9,19 +10,18 @@ Precision follows :func:`sbert_demo.devices.choose`, with one training rule on t
   busy shared machine, 64 vs 21 pairs/s on a short quiet run: 2.2-3.0x).
 * CPU without it, the GloVe average (nothing matmul-heavy to speed up) and Apple MPS: fp32.
 
-The decision is pure (a :class:`~sbert_demo.devices.Hardware` in, flags out) so it is tested
-without a GPU; :func:`training_arguments` only builds the object.
+The flags are a pure function of that choice, so they are tested without a GPU;
+:func:`training_arguments` only builds the object.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import devices
-from ..config import settings
+from ..encoding import devices
 from .settings import TrainConfig
 
 CURVE_POINTS = {"cpu": 4, "glove": 10, "gpu": 10}  # dev evaluations per run when eval_steps is 0
@@ -36,37 +36,6 @@ class Schedule:
     warmup_steps: int
     eval_steps: int  # 0: no evaluation during training
     logging_steps: int
-
-
-def training_device(precision: str, kind: str, hardware: devices.Hardware | None = None,
-                    device: str | None = None) -> devices.DeviceChoice:
-    """Where and in which precision a model of registry ``kind`` trains.
-
-    ``precision`` "auto" follows ``SBERT_DEMO_PRECISION`` (itself "auto" unless set).
-
-    >>> training_device("auto", "transformer", devices.Hardware(cuda=True, cuda_bf16=False)).precision
-    'fp16'
-    """
-    if hardware is None:
-        import torch
-
-        hardware = replace(devices.detect_hardware(), cpu_threads=torch.get_num_threads())
-    config = settings()
-    precision = config.precision if precision == "auto" else precision
-    choice = devices.choose(hardware, device or config.device, precision, matmul_heavy=kind != "glove")
-    if choice.device == "mps" and choice.precision != "fp32":
-        raise ValueError("Mixed-precision training on Apple MPS is not supported; use precision fp32 or auto.")
-    return choice
-
-
-def device_label(config: TrainConfig) -> str:
-    """What the Train tab shows before a run, e.g. "NVIDIA H100 80GB HBM3 (CUDA), bf16"."""
-    from ..registry import get_registry
-    from .settings import training_threads
-
-    kind = get_registry().get(config.base).kind
-    hardware = replace(devices.detect_hardware(), cpu_threads=training_threads(kind))
-    return training_device(config.precision, kind, hardware).name
 
 
 def schedule(config: TrainConfig, examples: int, kind: str, device: str) -> Schedule:

@@ -66,14 +66,14 @@ def _relative_size(entry, location: Path | None) -> float:
 
 
 def _examples(config: TrainConfig) -> int:
-    from .. import data
+    from ..data import benchmarks
 
     source = config.data_source
     if source == "stsb":
-        count = len(data.sts_split("train"))
+        count = len(benchmarks.sts_split("train"))
     elif source == "nli":
         try:
-            count = len(data.nli_triplets() if config.objective == "mnrl" else data.nli_pairs())
+            count = len(benchmarks.nli_triplets() if config.objective == "mnrl" else benchmarks.nli_pairs())
         except ValueError:
             count = HUB_SIZES["mnrl" if config.objective == "mnrl" else "nli"]
     else:
@@ -95,9 +95,9 @@ def _costs(config: TrainConfig, kind: str, device: str, precision: str, size: fl
 
 def estimate(config: TrainConfig, device: str | None = None, threads: int | None = None) -> Estimate:
     """The expected duration of each phase of ``config``'s run (reads the data once to count it)."""
-    from ..registry import get_registry
-    from .arguments import curve_size, schedule, training_device
-    from .settings import training_threads
+    from ..models.registry import get_registry
+    from .arguments import curve_size, schedule
+    from .settings import training_device, training_threads
 
     registry = get_registry()
     entry = registry.get(config.base)

@@ -198,7 +198,7 @@ class TrainingJobs:
 
 def _added_entry(key: str) -> Any:
     """The registry entry to hand to the child when it was added at run time (else None)."""
-    from ..registry import get_registry
+    from ..models.registry import get_registry
 
     return get_registry().added_entry(key)
 

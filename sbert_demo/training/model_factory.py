@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..loading import build_glove_model, build_model
-from ..registry import get_registry
+from ..models.loading import build_glove_model, build_model
+from ..models.registry import get_registry
 from .settings import TrainConfig
 
 logger = logging.getLogger(__name__)

@@ -22,8 +22,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from .. import data as datasets_
-from ..data import NLI_LABELS, NliPairs, ScoredPairs, Triplets
+from ..data import benchmarks, files
+from ..data.records import NLI_LABELS, NliPairs, ScoredPairs, Triplets, to_dataset
 from .settings import TrainConfig
 
 logger = logging.getLogger(__name__)
@@ -43,15 +43,15 @@ class TrainingData:
 def _records(config: TrainConfig) -> ScoredPairs | NliPairs | Triplets:
     source, limit, seed = config.data_source, config.max_pairs, config.seed
     if config.objective == "cosine":
-        pairs = datasets_.sts_split("train") if source == "stsb" else datasets_.read_scored_pairs(source)
+        pairs = benchmarks.sts_split("train") if source == "stsb" else files.read_scored_pairs(source)
         return _cut(pairs.scaled(), limit, seed)
     if config.objective == "nli-softmax":
         if source == "nli":
-            return datasets_.nli_pairs(max_pairs=limit, seed=seed)
-        return _cut(datasets_.read_nli_file(source), limit, seed)
+            return benchmarks.nli_pairs(max_pairs=limit, seed=seed)
+        return _cut(files.read_nli_file(source), limit, seed)
     if source == "nli":
-        return datasets_.nli_triplets(max_triplets=limit, seed=seed)
-    return _cut(datasets_.read_triplets_file(source), limit, seed)
+        return benchmarks.nli_triplets(max_triplets=limit, seed=seed)
+    return _cut(files.read_triplets_file(source), limit, seed)
 
 
 def _cut(records: ScoredPairs | NliPairs | Triplets, limit: int | None, seed: int):
@@ -86,7 +86,7 @@ def training_data(config: TrainConfig) -> TrainingData:
     records = _records(config)
     if len(records) < 1:
         raise ValueError(f"{records.name} holds no usable training examples for the {config.objective} objective.")
-    dataset = datasets_.to_dataset(records)
+    dataset = to_dataset(records)
     if isinstance(records, NliPairs):
         # Neutral names: the collator warns about "hypothesis" not being the first column.
         dataset = dataset.rename_columns({"premise": "sentence1", "hypothesis": "sentence2"})

@@ -5,7 +5,7 @@ process. Training itself is ``SentenceTransformerTrainer`` with the project's on
 (:class:`~sbert_demo.training.trainer.TrainingCallback`); the STSb-dev curve during training uses
 sentence-transformers' ``EmbeddingSimilarityEvaluator`` on a fixed sample of dev pairs (cheap),
 while the before/after table uses the full dev and test splits through
-:func:`sbert_demo.evaluation.evaluate`, so the embeddings of the base and of the saved model land
+:func:`sbert_demo.benchmark.evaluation.evaluate`, so the embeddings of the base and of the saved model land
 in the shared embedding cache and every tab sees the same numbers.
 
 Order of events: starting → evaluating (base) → running (with short "evaluating" spells) →
@@ -27,15 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..data import ScoredPairs, sts_split
-from ..evaluation import StsResult, correlations, evaluate
-from ..registry import get_registry
-from .arguments import CURVE_PAIRS, Schedule, curve_size, schedule, training_arguments, training_device
+from ..benchmark.evaluation import StsResult, correlations, evaluate
+from ..data.benchmarks import sts_split
+from ..data.records import ScoredPairs
+from ..models.registry import get_registry
+from .arguments import CURVE_PAIRS, Schedule, curve_size, schedule, training_arguments
 from .model_factory import build_trainable_model, trainable_parameters
 from .objectives import TrainingData, build_loss, describe_objective, training_data
 from .reporting import Cancelled, Reporter, check_cancel
 from .saving import save_model, write_card
-from .settings import TrainConfig, training_threads
+from .settings import TrainConfig, training_device, training_threads
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,8 @@ model card and round-trips through JSON. :func:`config_for` fills the hyperparam
 base model's kind and the device (the SBERT paper's settings for transformers: batch 16, learning
 rate 2e-5, 10 % linear warm-up; a much larger learning rate for the GloVe average, whose only
 trainable part is a small dense layer). :meth:`TrainConfig.validate` turns absurd values into a
-sentence a user can act on.
+sentence a user can act on. :func:`training_device` says where and in which precision the run
+trains (see :mod:`sbert_demo.training.arguments` for the measurements behind the rules).
 
 Example::
 
@@ -18,13 +19,15 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import PRECISIONS
-from ..registry import POOLINGS
-from .naming import output_folder
+from ..config import PRECISIONS, settings
+from ..encoding import devices
+from ..models.entries import POOLINGS
+from ..models.registry import get_registry
+from .saving import output_folder
 
 OBJECTIVES = ("nli-softmax", "cosine", "mnrl")
 OBJECTIVE_LABELS = {
@@ -123,13 +126,9 @@ class TrainConfig:
 
     def _check_device(self) -> None:
         """An impossible device/precision pair (fp16 on a CPU) is refused now, not inside the run."""
-        from .arguments import device_label
-
         device_label(self)
 
     def _check_base(self) -> None:
-        from ..registry import get_registry
-
         registry = get_registry()
         entry = registry.get(self.base)
         status = registry.availability(entry)
@@ -210,12 +209,8 @@ def config_for(base: str, objective: str, output: str, *, device: str | None = N
     Overrides that are None are ignored, so a CLI or a form can pass every field it has.
     Raises ValueError for an unknown base model.
     """
-    from ..registry import get_registry
-
     entry = get_registry().get(base)
     if device is None:
-        from .. import devices
-
         device = devices.current().device
     values: dict[str, Any] = {**defaults_for(entry.kind, device),
                               **{k: v for k, v in overrides.items() if v is not None}}
@@ -239,3 +234,30 @@ def training_threads(kind: str | None = None) -> int:
         return 1
     return max(1, (os.cpu_count() or 2) - 1)
 
+
+def training_device(precision: str, kind: str, hardware: devices.Hardware | None = None,
+                    device: str | None = None) -> devices.DeviceChoice:
+    """Where and in which precision a model of registry ``kind`` trains.
+
+    ``precision`` "auto" follows ``SBERT_DEMO_PRECISION`` (itself "auto" unless set).
+
+    >>> training_device("auto", "transformer", devices.Hardware(cuda=True, cuda_bf16=False)).precision
+    'fp16'
+    """
+    if hardware is None:
+        import torch
+
+        hardware = replace(devices.detect_hardware(), cpu_threads=torch.get_num_threads())
+    config = settings()
+    precision = config.precision if precision == "auto" else precision
+    choice = devices.choose(hardware, device or config.device, precision, matmul_heavy=kind != "glove")
+    if choice.device == "mps" and choice.precision != "fp32":
+        raise ValueError("Mixed-precision training on Apple MPS is not supported; use precision fp32 or auto.")
+    return choice
+
+
+def device_label(config: TrainConfig) -> str:
+    """What the Train tab shows before a run, e.g. "NVIDIA H100 80GB HBM3 (CUDA), bf16"."""
+    kind = get_registry().get(config.base).kind
+    hardware = replace(devices.detect_hardware(), cpu_threads=training_threads(kind))
+    return training_device(config.precision, kind, hardware).name

@@ -31,7 +31,7 @@ def _watch_stdin(stream: TextIO, cancel: threading.Event) -> None:
 
 
 def _registry_entry(values: dict[str, Any] | None) -> Any:
-    from ..registry import ModelEntry
+    from ..models.entries import ModelEntry
 
     if not values:
         return None
@@ -40,7 +40,7 @@ def _registry_entry(values: dict[str, Any] | None) -> Any:
 
 def run(request: dict[str, Any], reporter: Any, cancel: threading.Event) -> tuple[str, list]:
     """Run one request; return the final event. Never raises."""
-    from ..registry import get_registry
+    from ..models.registry import get_registry
     from .reporting import Cancelled
     from .runner import apply_thread_limit, run_training
     from .settings import TrainConfig

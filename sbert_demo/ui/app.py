@@ -100,9 +100,9 @@ def configure_queue(demo: gr.Blocks) -> gr.Blocks:
 
 
 def _warm_up() -> None:
-    from ..encoder import encode
+    from ..encoding.encoder import encode
+    from ..explore.projection import warm_up
     from ..hub import hub_reachable
-    from ..projection import warm_up
 
     try:
         hub_reachable()  # answer the (time-boxed) Hub probe before the first page load asks

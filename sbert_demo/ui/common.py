@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import gradio as gr
 
-from ..embedding_cache import embedding_cache
-from ..registry import get_registry
+from ..encoding.embedding_cache import embedding_cache
+from ..models.registry import get_registry
 
 logger = logging.getLogger(__name__)
 

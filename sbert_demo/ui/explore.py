@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import plots
-from ..examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, get_example, parse_sentences, read_sentence_file
-from ..exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings
-from ..similarity import group_order
+from ..data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, get_example
+from ..data.sentences import parse_sentences, read_sentence_file
+from ..explore import plots
+from ..explore.exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings
+from ..explore.similarity import group_order
 from . import snippets
 from .common import user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import gradio as gr
 
-from ..registry import get_registry
+from ..models.registry import get_registry
 from .common import model_choices, user_errors
 
 

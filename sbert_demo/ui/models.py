@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..model_info import looks_like_sentence_transformer, registry_rows
-from ..registry import POOLINGS, get_registry
+from ..models.entries import POOLINGS
+from ..models.info import looks_like_sentence_transformer, registry_rows
+from ..models.registry import get_registry
 from . import snippets
 from .common import user_errors
 from .model_select import Refresher

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import benchmark_plots
-from ..data import ScoredPairs, read_scored_pairs, sts_split
-from ..evaluation import StsResult, evaluate_many
-from ..registry import get_registry, requested_keys
+from ..benchmark import plots as benchmark_plots
+from ..benchmark.evaluation import StsResult, evaluate_many
+from ..data.benchmarks import sts_split
+from ..data.files import read_scored_pairs
+from ..data.records import ScoredPairs
+from ..models.registry import get_registry, requested_keys
 from . import snippets
 from .common import user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker

@@ -19,15 +19,27 @@ from typing import Any
 import gradio as gr
 
 from ..config import PRECISIONS, settings
-from ..registry import get_registry
+from ..models.registry import get_registry
 from ..training import DISABLED, OBJECTIVE_LABELS, OBJECTIVES, TrainConfig, config_for, defaults_for, training_jobs
 from ..training.settings import DEFAULT_DATA
 from . import snippets, train_view
 from .common import user_errors
 from .model_select import Refresher
-from .train_form import (CONCAT_CHOICES, DATA_CHOICES, DEFAULT_BASE, DEFAULT_OBJECTIVE, OBJECTIVE_HELP,
-                         POOLING_CHOICES, UPLOAD_HINTS, is_suggestion, form_config, form_values, plan_for,
-                         suggested_name, trainable_choices)
+from .train_form import (
+    CONCAT_CHOICES,
+    DATA_CHOICES,
+    DEFAULT_BASE,
+    DEFAULT_OBJECTIVE,
+    OBJECTIVE_HELP,
+    POOLING_CHOICES,
+    UPLOAD_HINTS,
+    form_config,
+    form_values,
+    is_suggestion,
+    plan_for,
+    suggested_name,
+    trainable_choices,
+)
 
 POLL_SECONDS = 1.0
 PART_NAMES = ("status", "progress", "curves", "results", "log", "cancel", "base")

@@ -15,7 +15,7 @@ from typing import Any
 import gradio as gr
 
 from ..config import settings
-from ..registry import get_registry
+from ..models.registry import get_registry
 from ..training import OBJECTIVES, TrainConfig, config_for, device_label, estimate
 from . import snippets, train_view
 from .common import model_choices
@@ -126,7 +126,8 @@ def form_config(base: str, pooling: str, objective: str, concatenation: list[str
 
 def plan_for(config: TrainConfig) -> str:
     """The plan box for a valid config: device, precision, steps and the estimated time."""
-    from ..training.arguments import schedule, training_device
+    from ..training.arguments import schedule
+    from ..training.settings import training_device
 
     kind = get_registry().get(config.base).kind
     label = device_label(config)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import benchmark_plots
 from ..training import OBJECTIVE_LABELS, JobSnapshot, TrainConfig
+from ..training.curves import training_curves
 from .snippets import esc, message
 
 LOG_LINES = 12
@@ -114,7 +114,7 @@ def curves_figure(snap: JobSnapshot):
     loss_steps, losses = zip(*snap.losses) if snap.losses else ((), ())
     eval_steps, spearman = zip(*snap.evals) if snap.evals else ((), ())
     sample = f" ({snap.curve_pairs:,} dev pairs)" if snap.curve_pairs else ""
-    return benchmark_plots.training_curves(loss_steps, losses, eval_steps, [s * 100 for s in spearman],
+    return training_curves(loss_steps, losses, eval_steps, [s * 100 for s in spearman],
                                            f"{snap.config.base} → {snap.config.output}{sample}")
 
 

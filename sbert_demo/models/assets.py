@@ -23,7 +23,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .config import settings
+from ..config import settings
 
 logger = logging.getLogger(__name__)
 

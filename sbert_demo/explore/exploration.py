@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .encoder import encode
+from ..encoding.encoder import encode
+from ..models.registry import Registry, get_registry, requested_keys
 from .projection import CLUSTER_METHODS, Clustering, Projection, auto_clusters, cluster_agreement, project_2d
-from .registry import Registry, get_registry, requested_keys
 from .similarity import SimilaritySummary, cosine_matrix, rank_against, summarize
 
 logger = logging.getLogger(__name__)

@@ -19,9 +19,17 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .plot_style import (
-    CATEGORY_COLORS, FAMILY_COLORS, NOISE_COLOR, SCATTERGL_MIN_N, apply_style, check_length,
-    escape, score_text, shorten, wrap,
+from ..plot_style import (
+    CATEGORY_COLORS,
+    FAMILY_COLORS,
+    NOISE_COLOR,
+    SCATTERGL_MIN_N,
+    apply_style,
+    check_length,
+    escape,
+    score_text,
+    shorten,
+    wrap,
 )
 
 logger = logging.getLogger(__name__)

@@ -133,7 +133,6 @@ def _cosine_distances(unit: np.ndarray) -> np.ndarray:
 def _kmeans(unit: np.ndarray, k_max: int, random_state: int) -> Clustering:
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_score
-
     from threadpoolctl import threadpool_limits
 
     distances = _cosine_distances(unit)  # computed once, shared by every silhouette

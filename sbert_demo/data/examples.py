@@ -1,7 +1,7 @@
 """Built-in example sentence sets, written for this app.
 
 Each set is text-box content (one sentence per line, optionally ``group | sentence``), parsed like
-user input by :mod:`sbert_demo.sentences`. Every set shows one lesson about naive versus siamese
+user input by :mod:`sbert_demo.data.sentences`. Every set shows one lesson about naive versus siamese
 embeddings; its description says which.
 """
 
@@ -10,15 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from .sentences import ParsedSentences, parse_sentences, read_sentence_file
-
 logger = logging.getLogger(__name__)
-
-# Parsing lives in sentences.py; re-exported because callers load an example and parse it together.
-__all__ = ["EXAMPLE_SETS", "DEFAULT_EXAMPLE", "ExampleSet", "get_example",
-           "ParsedSentences", "parse_sentences", "read_sentence_file"]
-
-
 
 @dataclass(frozen=True)
 class ExampleSet:

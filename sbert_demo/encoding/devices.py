@@ -18,7 +18,7 @@ import functools
 import logging
 from dataclasses import dataclass
 
-from .config import PRECISIONS, settings
+from ..config import PRECISIONS, settings
 
 logger = logging.getLogger(__name__)
 

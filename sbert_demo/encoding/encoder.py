@@ -5,7 +5,7 @@ What :func:`encode` adds to ``SentenceTransformer.encode``:
 * the persistent embedding cache (only texts not seen before are computed; a fully cached call
   never loads the model or imports torch),
 * duplicates encoded once,
-* bf16 weights where the hardware makes it fast and accurate (see :mod:`sbert_demo.devices`),
+* bf16 weights where the hardware makes it fast and accurate (see :mod:`sbert_demo.encoding.devices`),
 * texts sorted by length over the whole call, then encoded in chunks so progress can be reported;
   within a batch sentence-transformers pads only to the longest text (dynamic padding),
 * guard rails: non-strings, empty texts and too many texts are refused with a sentence; texts over
@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import loading
-from .config import settings
+from ..config import settings
+from ..models import loading
+from ..models.entries import ModelEntry
+from ..models.registry import Registry, get_registry
+from . import model_cache
 from .embedding_cache import embedding_cache
-from .registry import ModelEntry, Registry, get_registry
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +99,7 @@ def _token_lengths(model, texts: list[str]) -> list[int] | None:
     return [len(ids) for ids in tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]]
 
 
-def _compute(loaded: loading.LoadedModel, texts: list[str], batch_size: int,
+def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
              progress: Progress | None, done: int, total: int,
              store: Callable[[list[str], np.ndarray, set[int]], None] | None = None) -> tuple[np.ndarray, set[int]]:
     """Encode ``texts`` (already de-duplicated) in length order; return vectors and truncated positions.
@@ -117,7 +119,7 @@ def _compute(loaded: loading.LoadedModel, texts: list[str], batch_size: int,
     out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
     for start in range(0, len(order), CHUNK):
         index = order[start : start + CHUNK]
-        with torch.inference_mode():  # weights are already in the chosen precision (loading.load)
+        with torch.inference_mode():  # weights are already in the chosen precision (model_cache.load)
             vectors = model.encode([clipped[i] for i in index], batch_size=batch_size, convert_to_tensor=True,
                                    show_progress_bar=False)
         out[index] = torch.nn.functional.normalize(vectors.float(), dim=-1).cpu().numpy()
@@ -159,7 +161,7 @@ def encode(
     truncated_unique = {i for i, (_, cut) in hits.items() if cut}
     vectors: np.ndarray | None = None
     if missing:
-        loaded = loading.load(entry, registry, precision=precision)
+        loaded = model_cache.load(entry, registry, precision=precision)
         identity = loaded.identity
         key = cache_key(identity, precision)
         store = (lambda chunk, chunk_vectors, chunk_cut: cache.put_many(key, chunk, chunk_vectors, chunk_cut)) if cache else None

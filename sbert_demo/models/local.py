@@ -15,7 +15,9 @@ import re
 import struct
 from pathlib import Path
 
-from .config import settings
+from ..config import settings
+from ..hub import cached_snapshot, hub_reachable
+from .entries import POOLINGS, Availability, ModelEntry
 
 logger = logging.getLogger(__name__)
 
@@ -26,8 +28,6 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._
 
 def scan(models_dir: Path) -> list:
     """Entries for the sentence-transformers folders directly under ``models_dir``."""
-    from .registry import ModelEntry
-
     if not models_dir.is_dir():
         return []
     entries = []
@@ -105,8 +105,6 @@ def folder_problem(folder: Path, kind: str = "sentence-transformers") -> str | N
 
 
 def availability(folder: Path, kind: str = "sentence-transformers"):
-    from .registry import Availability
-
     problem = folder_problem(folder, kind)
     if problem:
         return Availability(False, f"The model folder {folder.name} is incomplete or corrupt: {problem}.")
@@ -126,8 +124,6 @@ def _is_pathlike(text: str) -> bool:
 
 def entry_for_user_model(name_or_path: str, pooling: str = "mean"):
     """Build (but do not register) an entry for a Hub id or a local folder given by a user."""
-    from .registry import POOLINGS, ModelEntry
-
     if name_or_path is not None and not isinstance(name_or_path, str):
         raise ValueError(f"A model id or folder is text, not a {type(name_or_path).__name__}.")
     text = (name_or_path or "").strip()
@@ -165,8 +161,6 @@ def entry_for_user_model(name_or_path: str, pooling: str = "mean"):
 
 def _hub_kind(repo_id: str) -> str:
     """sentence-transformers when the repo (cached or on the Hub) has modules.json."""
-    from .hub import cached_snapshot, hub_reachable
-
     snapshot = cached_snapshot(repo_id)
     if snapshot is not None:
         return "sentence-transformers" if (snapshot / "modules.json").is_file() else "transformer"

@@ -1,7 +1,6 @@
 """The benchmark data sets: STS benchmark splits and NLI pairs / triplets.
 
-The records are defined in :mod:`sbert_demo.records` and user files are read by
-:mod:`sbert_demo.datafiles` (both re-exported here). Local files come first (``SBERT_DEMO_DATA`` or
+The records are defined in :mod:`.records` and user files are read by :mod:`.files`. Local files come first (``SBERT_DEMO_DATA`` or
 an explicit folder); the Hugging Face Hub is the fallback, tried only when it answers. ``datasets``
 is imported inside the functions that need it so the CLI starts fast.
 
@@ -21,16 +20,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .config import settings
-from .datafiles import _check_scored, _number, read_nli_file, read_scored_pairs, read_triplets_file
-from .hub import HUB_UNREACHABLE, hub_reachable
-from .records import NLI_LABELS, NliPairs, ScoredPairs, Triplets, _capped, to_dataset
+from ..config import settings
+from ..hub import HUB_UNREACHABLE, hub_reachable
+from .files import _check_scored, _number, read_nli_file
+from .records import NliPairs, ScoredPairs, Triplets, _capped
 
 logger = logging.getLogger(__name__)
-
-__all__ = ["STS_SPLITS", "NLI_LABELS", "ScoredPairs", "NliPairs", "Triplets", "sts_split", "nli_pairs",
-           "nli_triplets", "triplets_from_pairs", "read_scored_pairs", "read_nli_file", "read_triplets_file",
-           "to_dataset"]
 
 STS_SPLITS = ("train", "dev", "test")
 

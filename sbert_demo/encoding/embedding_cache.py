@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import settings
+from ..config import settings
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,85 @@
+"""``python -m sbert_demo models`` and ``python -m sbert_demo eval``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .output import format_table, x100
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from ..models.registry import get_registry
+
+    registry = get_registry()
+    rows = []
+    for entry in registry.entries():
+        status = registry.availability(entry)
+        rows.append([entry.key, entry.family, "yes" if status.available else "no",
+                     status.where if status.available else status.reason])
+    print(format_table(["key", "family", "available", "source / why not"], rows))
+    return 0
+
+
+def _load_pairs(args: argparse.Namespace):
+    from ..data.benchmarks import sts_split
+    from ..data.files import read_scored_pairs
+
+    if args.pairs:
+        pairs = read_scored_pairs(args.pairs)
+        for problem in pairs.problems:
+            print(f"warning: {problem}", file=sys.stderr)
+        return pairs
+    return sts_split(args.split, args.data_dir)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    from ..benchmark.evaluation import evaluate_many
+    from ..models.registry import get_registry
+
+    keys = [k.strip() for k in args.models.split(",") if k.strip()]
+    if not keys:
+        raise ValueError("Name at least one model with --models (see: python -m sbert_demo models).")
+    for key in keys:
+        get_registry().get(key)  # an unknown key is a typo: stop with exit status 2 before any work
+    pairs = _load_pairs(args)
+    print(f"Evaluating {len(keys)} model(s) on {pairs.name} ({len(pairs):,} pairs)", file=sys.stderr)
+    bars: dict[str, tqdm] = {}
+
+    def progress(key: str, done: int, total: int) -> None:
+        if key not in bars:
+            bars[key] = tqdm(total=total, desc=f"{key:<24}", unit="sentence", file=sys.stderr, dynamic_ncols=True)
+        bars[key].update(done - bars[key].n)
+
+    results = []
+    for result in evaluate_many(keys, pairs, progress=progress, precision=args.precision, batch_size=args.batch_size):
+        if result.key in bars:
+            bars.pop(result.key).close()
+        results.append(result)
+    rows = [[r.key, r.family, x100(r.spearman), x100(r.pearson), r.n, f"{r.seconds:.2f}",
+             "yes" if r.cached else "no", r.error or "; ".join(r.notes)] for r in results]
+    print(format_table(["model", "family", "spearman", "pearson", "pairs", "seconds", "cached", "note"], rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({r.key: r.as_json() for r in results}, indent=2) + "\n")
+        print(f"Wrote {args.json}", file=sys.stderr)
+    return 0 if all(r.error is None for r in results) else 1
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Add ``models`` and ``eval`` to ``python -m sbert_demo``."""
+    commands.add_parser("models", help="list the model registry").set_defaults(run=cmd_models)
+
+    evaluate = commands.add_parser("eval", help="STS evaluation (Spearman/Pearson of cosine similarity)")
+    evaluate.add_argument("--models", required=True, help="comma-separated registry keys")
+    source = evaluate.add_mutually_exclusive_group()
+    source.add_argument("--split", choices=["train", "dev", "test"], default="dev")
+    source.add_argument("--pairs", help="CSV/TSV file of scored pairs (header: sentence1, sentence2, score)")
+    evaluate.add_argument("--data-dir", dest="data_dir_sub", help=argparse.SUPPRESS)
+    evaluate.add_argument("--json", help="write results as JSON to this file")
+    evaluate.add_argument("--precision", choices=["auto", "bf16", "fp16", "fp32"], default=None)
+    evaluate.add_argument("--batch-size", type=int, default=32)
+    evaluate.set_defaults(run=cmd_eval)

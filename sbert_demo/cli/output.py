@@ -1,0 +1,34 @@
+"""What the command line prints: fixed-width tables and scores x 100."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain fixed-width table (numbers right-aligned)."""
+    cells = [[str(h) for h in headers]] + [["-" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [all(_is_number(r[i]) for r in cells[1:]) and len(cells) > 1 for i in range(len(headers))]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric)).rstrip()
+
+    return "\n".join([line(cells[0]), line(["-" * w for w in widths]), *map(line, cells[1:])])
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return text == "-"
+
+
+def x100(value: float | None) -> str | None:
+    return None if value is None else f"{value * 100:.2f}"
+
+
+def signed(value: float) -> str:
+    """A change in Spearman as points x 100 with its sign, e.g. ``+3.20``."""
+    return f"{value * 100:+.2f}"

@@ -1,0 +1,10 @@
+"""Data: the shapes it comes in, the benchmark sets, user files and the built-in example sentences.
+
+* :mod:`.records` — scored pairs, NLI pairs, triplets (plain records) and their ``datasets.Dataset``;
+* :mod:`.benchmarks` — STS benchmark splits and NLI pairs / triplets, from local files or the Hub;
+* :mod:`.files` — user CSV/TSV tables of scored pairs, NLI pairs or triplets;
+* :mod:`.sentences` — sentences typed in the text box or uploaded, with optional group labels;
+* :mod:`.examples` — the built-in example sentence sets.
+
+May import: config, hub.
+"""

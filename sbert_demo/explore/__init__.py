@@ -1,0 +1,9 @@
+"""Exploring one sentence set: similarities, summaries, 2-D maps, clusters and their figures.
+
+* :mod:`.similarity` — cosine matrices, within/between-group summaries, rankings (pure numpy);
+* :mod:`.projection` — UMAP / PCA maps and automatic clusters;
+* :mod:`.exploration` — :func:`~.exploration.explore`: all of it for up to four models, as data;
+* :mod:`.plots` — the Explore tab's figures (pure functions of arrays and labels).
+
+May import: config, shared, plot_style, models, data, encoding.
+"""

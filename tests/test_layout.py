@@ -1,0 +1,166 @@
+"""The package's layout holds: no import circles, gradio only in ``ui/``, and each subpackage imports
+only what its ``__init__`` docstring allows (its ``May import:`` line).
+
+Every import counts, including those inside functions: the circles this guards against were lazy
+imports that dodged Python's import-time error but still tied two modules to each other.
+Run ``python -m pytest tests/test_layout.py -q`` to see the graph checked; a failure names the cycle
+or the forbidden edge.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "sbert_demo"
+# The foundation: modules at the top of the package that everything may use, and what they may use.
+FOUNDATION = {"config": set(), "shared": set(), "hub": {"config"}, "plot_style": set(),
+              "__main__": {"cli"}}  # ``python -m sbert_demo``: the command line's entry point
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    return ".".join(parts[:-1] if is_package else parts), is_package
+
+
+MODULES = {module_name(p)[0]: p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every sbert_demo module ``path`` imports, anywhere in the file."""
+    name, is_package = module_name(path)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("sbert_demo")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("sbert_demo"):
+                continue
+            for alias in node.names:  # ``from pkg import module`` is an edge to the module itself
+                found.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULES else target)
+    return {m for m in found if m in MODULES and m != name}
+
+
+GRAPH = {name: imports_of(path) for name, path in MODULES.items()}
+
+
+def group(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def allowed_groups(name: str) -> set[str]:
+    if name in FOUNDATION:
+        return FOUNDATION[name]
+    docstring = ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text(encoding="utf-8"))) or ""
+    match = re.search(r"^May import: (.*)\.$", docstring, re.MULTILINE)
+    assert match, f"sbert_demo/{name}/__init__.py does not say what it may import (a 'May import: ...' line)"
+    return {g.strip() for g in match.group(1).split(",")} - {"nothing"}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def test_the_graph_is_real():
+    # The check must see the imports it is about: the registry uses model entries and folders.
+    assert {"sbert_demo.models.entries", "sbert_demo.models.local"} <= GRAPH["sbert_demo.models.registry"]
+    assert "sbert_demo.training.settings" in GRAPH["sbert_demo.cli.train"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycles():
+    cycle = find_cycle(GRAPH)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if group(m) and group(m) not in ("ui", "cli")))
+def test_the_core_never_imports_gradio(module):
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert not [n for n in names if n.split(".")[0] in ("gradio", "gradio_client")], module
+
+
+def test_each_module_imports_only_lower_layers():
+    forbidden = []
+    for module, targets in GRAPH.items():
+        mine = group(module)
+        if not mine:  # the package root (its version string) is importable from everywhere
+            continue
+        allowed = allowed_groups(mine) | {mine, ""}
+        forbidden += [f"{module} -> {t}" for t in sorted(targets) if group(t) not in allowed]
+    assert not forbidden, "imports a layer it may not:\n" + "\n".join(forbidden)
+
+
+def test_every_subpackage_says_what_it_holds():
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert len(docstring.splitlines()) >= 3, f"{init} needs a docstring saying what it holds"
+        allowed_groups(init.parent.name)
+
+
+def dependency_order() -> list[str]:
+    """Every module after everything it imports (well defined because there is no cycle)."""
+    order: list[str] = []
+
+    def place(module: str) -> None:
+        if module not in order:
+            for target in sorted(GRAPH[module]):
+                place(target)
+            order.append(module)
+
+    for module in sorted(GRAPH):
+        place(module)
+    return order
+
+
+def test_every_module_imports_on_its_own_in_dependency_order():
+    """Import each core module first thing in a fresh interpreter, lowest layer first: an import that
+    works only because another module happened to be imported before fails here. The ``ui`` modules
+    (each would pay gradio's 5 s import) are imported together, in dependency order, in one more."""
+    order = [m for m in dependency_order() if not m.endswith("__main__")]
+    core = [m for m in order if group(m) != "ui"]
+    script = ("import subprocess, sys\n"
+              f"core, ui = {core!r}, {[m for m in order if group(m) == 'ui']!r}\n"
+              "runs = [[f'import {m}'] for m in core] + [[f'import {m}' for m in ui]]\n"
+              "bad = []\n"
+              "for lines in runs:\n"
+              "    r = subprocess.run([sys.executable, '-c', '; '.join(lines)], capture_output=True, text=True)\n"
+              "    if r.returncode: bad.append(lines[-1] + ': ' + r.stderr.strip().splitlines()[-1])\n"
+              "print('\\n'.join(bad)); sys.exit(1 if bad else 0)\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=PACKAGE.parent, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
