@@ -13,7 +13,7 @@ Every request uses one of the built-in example sets plus one sentence unique to 
 each one really encodes (one new sentence per model), projects, clusters and draws. Printed per
 phase: requests served, errors, p50/p95 latency; then the p95 ratio (target: at most 3x).
 
-    SBERT_DEMO_DATA=../shared/data python bench/load.py [--clients 20] [--seconds 60]
+    python bench/load.py [--clients 20] [--seconds 60]
 """
 
 from __future__ import annotations
@@ -138,8 +138,6 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60)
     args = parser.parse_args()
-    if not os.environ.get("SBERT_DEMO_DATA"):
-        raise SystemExit("Set SBERT_DEMO_DATA to the data folder (training needs STSb train).")
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     with tempfile.TemporaryDirectory(prefix="sbert-load-") as models_dir:

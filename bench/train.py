@@ -19,7 +19,7 @@ and their live reporting, not the evaluation. Totals with evaluation are printed
     python bench/train.py [--base glove-6b-50d --objective nli-softmax --max-pairs 20000]
     python bench/train.py --base all-MiniLM-L6-v2 --objective cosine --max-pairs 512
 
-Data from ``--data-dir`` / ``SBERT_DEMO_DATA`` (default ``../shared/data`` when it exists).
+Data from ``--data-dir`` / ``SBERT_DEMO_DATA``, else the data shipped in ``data/``.
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-if not os.environ.get("SBERT_DEMO_DATA") and (ROOT.parent / "shared" / "data").is_dir():
-    os.environ["SBERT_DEMO_DATA"] = str(ROOT.parent / "shared" / "data")
 
 from sbert_demo.data.benchmarks import sts_split
 from sbert_demo.models.registry import get_registry

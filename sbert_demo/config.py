@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+SHIPPED_DATA = REPO_ROOT / "data"  # STS benchmark and NLI pairs, with their licences (data/README.md)
 
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -27,7 +28,7 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 class Settings:
     models_dir: Path
     cache_dir: Path
-    data_dir: Path | None
+    data_dir: Path  # SBERT_DEMO_DATA, else the data shipped in the repository
     device: str
     precision: str
     training_enabled: bool
@@ -60,7 +61,7 @@ def settings() -> Settings:
     return Settings(
         models_dir=Path(env.get("SBERT_DEMO_MODELS", "") or REPO_ROOT / "models").expanduser(),
         cache_dir=Path(env.get("SBERT_DEMO_CACHE", "") or _default_cache_dir()).expanduser(),
-        data_dir=Path(data_dir).expanduser() if data_dir else None,
+        data_dir=Path(data_dir).expanduser() if data_dir else SHIPPED_DATA,
         device=_choice("SBERT_DEMO_DEVICE", env.get("SBERT_DEMO_DEVICE", "auto"), DEVICES),
         precision=_choice("SBERT_DEMO_PRECISION", env.get("SBERT_DEMO_PRECISION", "auto"), PRECISIONS),
         training_enabled=_truthy(env.get("SBERT_DEMO_ALLOW_TRAINING", "1")),

@@ -86,8 +86,14 @@ def cached_snapshot(repo_id: str, repo_type: str = "model") -> Path | None:
     return next((s for s in snapshots if (s / "config.json").is_file()), None)
 
 
-def needs_hub_message(what: str) -> str:
-    """The sentence shown when ``what`` would have to come from an unreachable Hub."""
+def needs_hub_message(what: str, install_hint: str = "") -> str:
+    """The sentence shown when ``what`` would have to come from an unreachable Hub.
+
+    ``install_hint`` says how to install it locally when there is such a way (a pip package).
+    """
+    if install_hint:
+        return (f"{what} is not installed locally ({install_hint}) and needs the Hugging Face Hub, "
+                "which is not reachable from this machine.")
     return (
         f"{what} needs the Hugging Face Hub, which is not reachable from this machine; "
         "put the model in models/ or set HF_HOME to a cache that has it."

@@ -3,8 +3,8 @@
 Every test runs isolated (the autouse ``isolated`` fixture):
 
 * ``SBERT_DEMO_CACHE`` and ``SBERT_DEMO_MODELS`` point at fresh folders under the test's
-  ``tmp_path`` (``isolated.cache_dir`` / ``isolated.models_dir``); ``SBERT_DEMO_DATA`` and
-  ``SBERT_DEMO_MODEL_PATHS`` are empty; the other ``SBERT_DEMO_*`` settings are unset except
+  ``tmp_path`` (``isolated.cache_dir`` / ``isolated.models_dir``); ``SBERT_DEMO_DATA`` (so the
+  shipped ``data/`` is used) and ``SBERT_DEMO_MODEL_PATHS`` are empty; the other ``SBERT_DEMO_*`` settings are unset except
   ``SBERT_DEMO_DEVICE=cpu`` and ``SBERT_DEMO_PRECISION=fp32``, so numbers are the same on every
   machine (a test that wants "auto" sets it with ``monkeypatch.setenv``).
 * ``HF_HUB_OFFLINE=1`` and an empty Hugging Face cache: nothing tries the network and nothing a
@@ -27,7 +27,7 @@ Fixtures for models and data:
 ``plain_sbert``        callable ``plain_sbert(folder, pooling="mean")``: plain sentence-transformers
                        ``SentenceTransformer(modules=[Transformer, Pooling])``, the independent
                        reference the app's encoder is checked against.
-``shared_data``        the offline benchmark copies (``../shared/data``); skips when absent.
+``shipped_data``       the benchmark data shipped in the repository (``data/``: STSb, NLI pairs).
 ``tiny_sts_dir``       a data folder with ``stsbenchmark/sts-{train,dev,test}.csv`` in the original
                        tab-separated format (``TINY_STS`` holds its rows).
 ``mpnet_joined``       (session) all-mpnet-base-v2 joined once per session (~4 s) in its own cache.
@@ -45,7 +45,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHIPPED_DATA = Path(__file__).resolve().parents[1] / "data"  # the benchmark data the repository ships
 
 # Lower-case words the test sentences use; anything else still tokenizes letter by letter.
 WORDS = """
@@ -255,11 +255,19 @@ def mpnet_in_cache(mpnet_joined: Path, isolated: Isolated) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """The project's offline benchmark copies (``../shared/data``)."""
-    if not (SHARED_DATA / "stsbenchmark").is_dir():
-        pytest.skip(f"the offline benchmark copies are not at {SHARED_DATA}")
-    return SHARED_DATA
+def shipped_data() -> Path:
+    """The benchmark data shipped in the repository (``data/``), the app's default data."""
+    assert (SHIPPED_DATA / "stsbenchmark" / "sts-dev.csv").is_file(), f"the shipped data is missing at {SHIPPED_DATA}"
+    return SHIPPED_DATA
+
+
+@pytest.fixture
+def no_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``SBERT_DEMO_DATA`` names an empty folder: no benchmark files anywhere the app looks."""
+    folder = tmp_path / "no-data"
+    folder.mkdir()
+    monkeypatch.setenv("SBERT_DEMO_DATA", str(folder))
+    return folder
 
 
 TINY_STS = {  # split -> [(score 0..5, sentence1, sentence2)]

@@ -42,15 +42,20 @@ def free_port() -> int:
 
 def start_app(root: Path, data_dir: Path, log_name: str) -> Iterator[str]:
     """Run ``python app.py`` on a free loopback port with its own cache; yield its URL."""
-    port = free_port()
     env = {**os.environ, "SBERT_DEMO_DATA": str(data_dir), "SBERT_DEMO_CACHE": str(root / "cache"),
            "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
            "GRADIO_ANALYTICS_ENABLED": "False"}
     for name in ("SPACE_ID", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "SBERT_DEMO_PRECISION"):
         env.pop(name, None)
+    yield from serve(env, ["--port", str(free_port())], log_name)
+
+
+def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable) -> Iterator[str]:
+    """Run ``python app.py [arguments]`` from the repository with ``env``; yield its URL once it answers."""
+    port = arguments[arguments.index("--port") + 1] if "--port" in arguments else "7860"
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / log_name, "w", encoding="utf-8")
-    server = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=REPO, env=env,
+    server = subprocess.Popen([python, "app.py", *arguments], cwd=REPO, env=env,
                               stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
@@ -203,8 +208,8 @@ def test_models_tab(page) -> None:
 
 
 @pytest.fixture(scope="module")
-def real_app_url(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[str]:
-    yield from start_app(tmp_path_factory.mktemp("browser-real"), shared_data, "server-real.log")
+def real_app_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[str]:
+    yield from start_app(tmp_path_factory.mktemp("browser-real"), shipped_data, "server-real.log")
 
 
 @pytest.mark.slow

@@ -12,18 +12,14 @@ from sbert_demo.data import files as datafiles
 from sbert_demo.data import records
 from sbert_demo.data.records import NLI_LABELS, NliPairs, ScoredPairs, Triplets
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-needs_shared = pytest.mark.skipif(
-    not (SHARED_DATA / "stsbenchmark").is_dir(),
-    reason=f"offline benchmark copies not found at {SHARED_DATA}",
-)
+from conftest import SHIPPED_DATA
 
 
 @pytest.fixture
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No data folder configured and no Hub."""
-    monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)
+def offline(no_data: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """SBERT_DEMO_DATA names an empty folder, and no Hub."""
     monkeypatch.setattr(data, "hub_reachable", lambda *args, **kwargs: False)
+    return no_data
 
 
 def write(tmp_path: Path, name: str, text: str, encoding: str = "utf-8") -> Path:
@@ -35,19 +31,17 @@ def write(tmp_path: Path, name: str, text: str, encoding: str = "utf-8") -> Path
 # --- STS benchmark -------------------------------------------------------------------------------
 
 
-@needs_shared
 @pytest.mark.parametrize(("split", "size"), [("train", 5749), ("dev", 1500), ("validation", 1500),
                                              ("test", 1379)])
 def test_sts_split_sizes(split: str, size: int) -> None:
-    pairs = data.sts_split(split, SHARED_DATA)
+    pairs = data.sts_split(split, SHIPPED_DATA)
     assert len(pairs) == len(pairs.sentences1) == len(pairs.sentences2) == size
     assert pairs.problems == []
     assert min(pairs.scores) == 0.0 and max(pairs.scores) == 5.0
 
 
-@needs_shared
 def test_sts_dev_known_rows() -> None:
-    dev = data.sts_split("dev", SHARED_DATA)
+    dev = data.sts_split("dev", SHIPPED_DATA)
     assert dev.sentences1[0] == "A man with a hard hat is dancing."
     assert dev.sentences2[0] == "A man wearing a hard hat is dancing."
     assert dev.scores[0] == 5.0
@@ -62,10 +56,11 @@ def test_sts_dev_known_rows() -> None:
     assert dev.scores[1478] == 5.0
 
 
-@needs_shared
-def test_sts_split_from_environment_and_cache_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SBERT_DEMO_DATA", str(SHARED_DATA))
+def test_the_shipped_data_is_the_default_and_the_cache_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)
+    monkeypatch.setattr(data, "hub_reachable", lambda *args, **kwargs: pytest.fail("the Hub was asked"))
     first = data.sts_split("dev")
+    assert first.name == "STSb dev" and first.sentences1[0] == "A man with a hard hat is dancing."
     first.scores.clear()  # callers get copies, so the cache stays intact
     assert len(data.sts_split("dev")) == 1500
 
@@ -88,13 +83,38 @@ def test_invalid_split() -> None:
         data.sts_split("training")
 
 
-def test_no_data_and_no_hub_message(offline: None) -> None:
+def test_no_data_and_no_hub_message(offline: Path) -> None:
     with pytest.raises(ValueError) as error:
         data.sts_split("dev")
     message = str(error.value)
-    assert "STS benchmark data is not available" in message
-    assert "SBERT_DEMO_DATA" in message and "--data-dir" in message
+    assert message.startswith("STS benchmark data is not available: there is no file at "
+                              f"{offline / 'stsbenchmark' / 'sts-dev.csv'}")
+    assert f"unset SBERT_DEMO_DATA (and --data-dir) to use the data shipped with the app in {SHIPPED_DATA}" in message
     assert "stsbenchmark/sts-dev.csv" in message and "sentence-transformers/stsb" in message
+
+
+def test_a_data_folder_that_does_not_exist_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SBERT_DEMO_DATA", str(tmp_path / "typo"))
+    monkeypatch.setattr(data, "hub_reachable", lambda *args, **kwargs: False)
+    with pytest.raises(ValueError, match=f"the data folder {tmp_path / 'typo'} does not exist"):
+        data.sts_split("test")
+    with pytest.raises(ValueError, match="NLI pairs data is not available: the data folder .* does not exist"):
+        data.nli_pairs()
+
+
+def test_the_shipped_data_missing_says_how_to_restore_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(data, "SHIPPED_DATA", tmp_path)
+    monkeypatch.setattr(data, "hub_reachable", lambda *args, **kwargs: False)
+    with pytest.raises(ValueError, match="restore the repository's data folder"):
+        data.sts_split("dev", tmp_path)
+
+
+def test_the_shipped_data_has_its_licences_and_sources() -> None:
+    assert "Creative Commons" in (SHIPPED_DATA / "stsbenchmark" / "LICENSE.txt").read_text(encoding="utf-8")
+    licence = (SHIPPED_DATA / "nli" / "LICENSE.md").read_text(encoding="utf-8")
+    assert "CC BY-SA 4.0" in licence and "OANC" in licence
+    readme = (SHIPPED_DATA / "README.md").read_text(encoding="utf-8")
+    assert all(name in readme for name in ("sts-{train,dev,test}.csv", "snli_1.0", "multinli_1.0"))
 
 
 def test_missing_file_names_the_paths_looked_for(tmp_path: Path, offline: None) -> None:
@@ -103,7 +123,7 @@ def test_missing_file_names_the_paths_looked_for(tmp_path: Path, offline: None) 
     assert str(tmp_path / "stsbenchmark" / "sts-train.csv") in str(error.value)
 
 
-def test_hub_fallback_uses_validation_split(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hub_fallback_uses_validation_split(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from datasets import Dataset
 
     calls = []
@@ -113,7 +133,7 @@ def test_hub_fallback_uses_validation_split(monkeypatch: pytest.MonkeyPatch) -> 
         return Dataset.from_dict({"sentence1": ["a", "b"], "sentence2": ["c", "d"],
                                   "score": [0.2, 1.0]})
 
-    monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)
+    monkeypatch.setenv("SBERT_DEMO_DATA", str(tmp_path))  # no files here: the Hub is the fallback
     monkeypatch.setattr(data, "hub_reachable", lambda *args, **kwargs: True)
     monkeypatch.setattr("datasets.load_dataset", fake_load)
     data._hub_sts.cache_clear()
@@ -253,21 +273,22 @@ def test_scaled(low: float | None, high: float | None, expected: list[float]) ->
 # --- NLI -----------------------------------------------------------------------------------------
 
 
-@needs_shared
-def test_nli_pairs_from_shared_data() -> None:
-    pairs = data.nli_pairs(SHARED_DATA)
+def test_nli_pairs_from_the_shipped_gzip_files() -> None:
+    assert sorted(p.name for p in (SHIPPED_DATA / "nli").glob("*.csv.gz")) == [
+        "multinli_1.0_dev_matched.csv.gz", "multinli_1.0_dev_mismatched.csv.gz", "snli_1.0_dev.csv.gz",
+        "snli_1.0_test.csv.gz"]
+    pairs = data.nli_pairs(SHIPPED_DATA)
     assert len(pairs) == 39_313
     assert sorted(set(pairs.labels)) == [0, 1, 2]
     assert pairs.labels.count(0) == 13_639  # entailment rows in the four files
-    same = data.nli_pairs(SHARED_DATA, max_pairs=50, seed=7)
-    assert len(same) == 50 and same == data.nli_pairs(SHARED_DATA, max_pairs=50, seed=7)
-    assert same.premises != data.nli_pairs(SHARED_DATA, max_pairs=50, seed=8).premises
+    same = data.nli_pairs(SHIPPED_DATA, max_pairs=50, seed=7)
+    assert len(same) == 50 and same == data.nli_pairs(SHIPPED_DATA, max_pairs=50, seed=7)
+    assert same.premises != data.nli_pairs(SHIPPED_DATA, max_pairs=50, seed=8).premises
 
 
-@needs_shared
-def test_nli_triplets_from_shared_data() -> None:
-    triplets = data.nli_triplets(SHARED_DATA, max_triplets=100)
-    assert len(triplets) == 100 and len(data.nli_triplets(SHARED_DATA)) == 12_838
+def test_nli_triplets_from_the_shipped_data() -> None:
+    triplets = data.nli_triplets(SHIPPED_DATA, max_triplets=100)
+    assert len(triplets) == 100 and len(data.nli_triplets(SHIPPED_DATA)) == 12_838
 
 
 @pytest.fixture
@@ -311,10 +332,10 @@ def test_triplets_cycle_contradictions() -> None:
         ("P", "E1", "C1"), ("P", "E2", "C2"), ("P", "E3", "C1")]
 
 
-def test_nli_without_data_or_hub(offline: None, tmp_path: Path) -> None:
+def test_nli_without_data_or_hub(offline: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="sentence-transformers/all-nli") as error:
         data.nli_pairs()
-    assert "SBERT_DEMO_DATA" in str(error.value) and "nli/*.csv" in str(error.value)
+    assert "SBERT_DEMO_DATA" in str(error.value) and "nli/*.csv or nli/*.csv.gz" in str(error.value)
     with pytest.raises(ValueError, match=str(tmp_path / "nli")):
         data.nli_triplets(tmp_path)
 
@@ -368,3 +389,28 @@ def test_to_dataset_columns() -> None:
     assert records.to_dataset(triplets).column_names == ["anchor", "positive", "negative"]
     with pytest.raises(TypeError):
         records.to_dataset(["not", "records"])
+
+
+def test_gzip_files_read_like_plain_ones(tmp_path: Path, tiny_nli: Path) -> None:
+    import gzip
+
+    plain = tiny_nli / "nli" / "b.csv"
+    packed = tmp_path / "b.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert datafiles.read_nli_file(packed).premises == datafiles.read_nli_file(plain).premises
+    tsv = tmp_path / "pairs.tsv.gz"
+    tsv.write_bytes(gzip.compress(b"sentence1\tsentence2\tscore\nA, b.\tC.\t1\nD.\tE.\t2\n"))
+    assert datafiles.read_scored_pairs(tsv).sentences1 == ["A, b.", "D."]  # tab-separated despite .gz
+
+
+def test_broken_or_huge_gzip_is_refused_with_a_sentence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    broken = write(tmp_path, "broken.csv.gz", "not gzip at all")
+    with pytest.raises(ValueError, match="broken.csv.gz is not a readable gzip file"):
+        datafiles.read_nli_file(broken)
+    bomb = tmp_path / "bomb.csv.gz"
+    bomb.write_bytes(gzip.compress(b"premise,hypothesis,label\n" + b"a,b,entailment\n" * 1000))
+    monkeypatch.setattr(datafiles, "MAX_FILE_BYTES", 2000)
+    with pytest.raises(ValueError, match="holds more than"):
+        datafiles.read_nli_file(bomb)

@@ -215,8 +215,9 @@ def _bad_file(tmp_path: Path, kind: str) -> str:
         (["eval", "--models", "all-MiniLM-L6-v2,nope", "--pairs", "{pairs}"], "error: Unknown model 'nope'."),
         (["eval", "--models", " , ", "--pairs", "{pairs}"], "error: Name at least one model with --models"),
         (["--data-dir", "{missing}", "eval", "--models", "glove-6b-50d"], "STS benchmark data is not available"),
-        (["eval", "--data-dir", "{missing}", "--models", "glove-6b-50d"], "STS benchmark data is not available"),
-        (["eval", "--models", "glove-6b-50d"], "error: STS benchmark data is not available: set SBERT_DEMO_DATA"),
+        (["eval", "--data-dir", "{missing}", "--models", "glove-6b-50d"], "missing-data does not exist"),
+        (["eval", "--data-dir", "{empty}", "--models", "glove-6b-50d"],
+         "error: STS benchmark data is not available: there is no file at"),
         (["eval", "--models", "glove-6b-50d", "--pairs", "{bad:missing}"], "error: File not found"),
         (["eval", "--models", "glove-6b-50d", "--pairs", "{bad:empty}"], "pairs.csv is empty"),
         (["eval", "--models", "glove-6b-50d", "--pairs", "{bad:binary}"], "pairs.csv is not UTF-8 text"),
@@ -229,7 +230,7 @@ def test_cli_user_errors(tmp_path: Path, capsys, argv: list[str], message: str) 
     def fill(arg: str) -> str:
         if arg.startswith("{bad:"):
             return _bad_file(tmp_path, arg[5:-1])
-        return arg.format(pairs=pairs, missing=tmp_path / "missing-data")
+        return arg.format(pairs=pairs, missing=tmp_path / "missing-data", empty=tmp_path)
 
     assert cli.main([fill(a) for a in argv]) == 2
     captured = capsys.readouterr()

@@ -47,23 +47,23 @@ def _wait_for(condition, timeout: float, poll: float = 0.005) -> bool:
     return False
 
 
-def _train_args(shared_data: Path, output: str, max_pairs: int) -> list[str]:
+def _train_args(shipped_data: Path, output: str, max_pairs: int) -> list[str]:
     return ["train", "--base", "glove-6b-50d", "--objective", "nli-softmax", "--max-pairs", str(max_pairs),
-            "--epochs", "1", "--output", output, "--data-dir", str(shared_data)]
+            "--epochs", "1", "--output", output, "--data-dir", str(shipped_data)]
 
 
 @pytest.mark.parametrize("moment", ["while training", "while saving"])
-def test_training_killed_leaves_only_complete_models(moment, isolated, shared_data, tiny_sbert_in_models):
+def test_training_killed_leaves_only_complete_models(moment, isolated, shipped_data, tiny_sbert_in_models):
     models_dir = isolated.models_dir
     before = get_registry().availability(tiny_sbert_in_models)
     assert before.available
 
     if moment == "while training":
-        process = _start(_train_args(shared_data, "killed-run", 39_000), {})
+        process = _start(_train_args(shipped_data, "killed-run", 39_000), {})
         # the run has started training once its child has imported everything; give it a few seconds
         time.sleep(8)
     else:
-        process = _start(_train_args(shared_data, "killed-run", 2_000), {})
+        process = _start(_train_args(shipped_data, "killed-run", 2_000), {})
         saw_work_folder = _wait_for(lambda: any(p.name.startswith(".tmp-killed-run") for p in models_dir.iterdir()),
                                     timeout=240)
         assert saw_work_folder, "the run never reached its save step"
@@ -77,7 +77,7 @@ def test_training_killed_leaves_only_complete_models(moment, isolated, shared_da
     assert registry.availability(tiny_sbert_in_models).available
     assert encode(tiny_sbert_in_models, ["the dog runs", "a cat sleeps"]).embeddings.shape[0] == 2
     # a later run with the same name succeeds despite the leftovers
-    finished = subprocess.run([sys.executable, "-m", "sbert_demo", *_train_args(shared_data, "killed-run", 500)],
+    finished = subprocess.run([sys.executable, "-m", "sbert_demo", *_train_args(shipped_data, "killed-run", 500)],
                               cwd=REPO, capture_output=True, text=True, timeout=600)
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert "killed-run" in get_registry().keys()
@@ -92,17 +92,17 @@ def _cached_rows(path: Path) -> int:
         return 0
 
 
-def test_evaluation_killed_mid_write_leaves_a_consistent_cache(isolated, shared_data):
+def test_evaluation_killed_mid_write_leaves_a_consistent_cache(isolated, shipped_data):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 
     from sbert_demo.data.benchmarks import sts_split
     from sbert_demo.models import assets
 
-    pairs = sts_split("test", shared_data)
+    pairs = sts_split("test", shipped_data)
     distinct = len(set(pairs.sentences1 + pairs.sentences2))
     database = isolated.cache_dir / "embeddings.sqlite"
-    process = _start(["eval", "--models", "all-MiniLM-L6-v2", "--split", "test", "--data-dir", str(shared_data)],
+    process = _start(["eval", "--models", "all-MiniLM-L6-v2", "--split", "test", "--data-dir", str(shipped_data)],
                      {"SBERT_DEMO_PRECISION": "fp32"})
     assert _wait_for(lambda: _cached_rows(database) >= 256, timeout=240, poll=0.05), "no chunk was ever cached"
     _kill(process)

@@ -29,9 +29,9 @@ TRAINED = "journey-glove"
 
 
 @pytest.fixture(scope="module")
-def journey_app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[tuple[str, Path]]:
+def journey_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[tuple[str, Path]]:
     root = tmp_path_factory.mktemp("journey")
-    for url in start_app(root, shared_data, "server-journey.log"):
+    for url in start_app(root, shipped_data, "server-journey.log"):
         yield url, root / "models"
 
 

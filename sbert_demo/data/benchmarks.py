@@ -1,12 +1,14 @@
 """The benchmark data sets: STS benchmark splits and NLI pairs / triplets.
 
-The records are defined in :mod:`.records` and user files are read by :mod:`.files`. Local files come first (``SBERT_DEMO_DATA`` or
-an explicit folder); the Hugging Face Hub is the fallback, tried only when it answers. ``datasets``
-is imported inside the functions that need it so the CLI starts fast.
+Local files come first: an explicit folder, else ``SBERT_DEMO_DATA``, else the copy shipped in the
+repository (``data/``: STSb train/dev/test and 39,313 labelled SNLI/MultiNLI pairs, gzip-compressed,
+with their licences), so a fresh clone works offline. The Hugging Face Hub is the fallback, tried
+only when it answers. ``datasets`` is imported inside the functions that need it so the CLI starts
+fast. The records are defined in :mod:`.records` and user files are read by :mod:`.files`.
 
 Example::
 
-    >>> dev = sts_split("dev", "../shared/data")
+    >>> dev = sts_split("dev")
     >>> len(dev), dev.scores[0]
     (1500, 5.0)
 """
@@ -20,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..config import settings
+from ..config import SHIPPED_DATA, settings
 from ..hub import HUB_UNREACHABLE, hub_reachable
 from .files import _check_scored, _number, read_nli_file
 from .records import NliPairs, ScoredPairs, Triplets, _capped
@@ -36,19 +38,30 @@ STS_HUB = "sentence-transformers/stsb"
 NLI_HUB = "sentence-transformers/all-nli"
 
 
-def _folder(data_dir: str | Path | None) -> Path | None:
+NLI_PATTERNS = ("*.csv", "*.csv.gz")
+
+
+def _folder(data_dir: str | Path | None) -> Path:
+    """``data_dir`` when given, else ``SBERT_DEMO_DATA``, else the data shipped in the repository."""
     if data_dir is not None and str(data_dir).strip():
         return Path(data_dir).expanduser()
     return settings().data_dir
 
 
-def _unavailable(what: str, example: str, hub_id: str, tried: list[Path]) -> ValueError:
-    looked = ""
-    if tried:
-        looked = f"No file at {' or '.join(str(p) for p in tried)}, and {HUB_UNREACHABLE}. "
+def _unavailable(what: str, example: str, hub_id: str, folder: Path, tried: list[Path]) -> ValueError:
+    """Why ``what`` cannot be read, and the three ways to fix it, as one sentence."""
+    if not folder.is_dir():
+        missing = f"the data folder {folder} does not exist"
+    else:
+        missing = f"there is no file at {' or '.join(str(p) for p in tried)}"
+    if folder.resolve() != SHIPPED_DATA.resolve():
+        fix = f"unset SBERT_DEMO_DATA (and --data-dir) to use the data shipped with the app in {SHIPPED_DATA}"
+    else:
+        fix = f"restore the repository's data folder ({SHIPPED_DATA}, e.g. with git checkout -- data)"
     return ValueError(
-        f"{looked}{what} data is not available: set SBERT_DEMO_DATA or pass --data-dir to a folder "
-        f"containing {example}, or run where the Hugging Face Hub is reachable (dataset {hub_id})."
+        f"{what} data is not available: {missing}, and {HUB_UNREACHABLE}. To fix it, {fix}; or set "
+        f"SBERT_DEMO_DATA (or --data-dir) to a folder containing {example}; or run where the Hugging "
+        f"Face Hub is reachable (dataset {hub_id})."
     )
 
 
@@ -76,8 +89,9 @@ def sts_split(split: str, data_dir: str | Path | None = None) -> ScoredPairs:
     """One split of the STS benchmark, scores 0..5 from local files (0..1 from the Hub).
 
     ``split`` is ``train``, ``dev`` (or ``validation``) or ``test``. Files are looked for in
-    ``data_dir``, else ``SBERT_DEMO_DATA``, as ``stsbenchmark/sts-<split>.csv`` or
-    ``sts-<split>.csv``; without them the Hub copy is used when the Hub answers.
+    ``data_dir``, else ``SBERT_DEMO_DATA``, else the shipped ``data/``, as
+    ``stsbenchmark/sts-<split>.csv`` or ``sts-<split>.csv``; without them the Hub copy is used
+    when the Hub answers.
     """
     split = split.strip().lower()
     split = "dev" if split == "validation" else split
@@ -85,16 +99,14 @@ def sts_split(split: str, data_dir: str | Path | None = None) -> ScoredPairs:
         raise ValueError(f"Unknown STS benchmark split {split!r}; choose one of "
                          f"{', '.join(STS_SPLITS)} (or validation for dev).")
     folder = _folder(data_dir)
-    tried = [] if folder is None else [folder / "stsbenchmark" / f"sts-{split}.csv",
-                                       folder / f"sts-{split}.csv"]
+    tried = [folder / "stsbenchmark" / f"sts-{split}.csv", folder / f"sts-{split}.csv"]
     for path in tried:
         if path.is_file():
             stat = path.resolve().stat()
             return _copy_pairs(_parse_sts_file(str(path.resolve()), stat.st_mtime_ns, split))
-    if folder is not None:
-        logger.warning("No STS benchmark %s file in %s; trying the Hub", split, folder)
+    logger.warning("No STS benchmark %s file in %s; trying the Hub", split, folder)
     if not hub_reachable():
-        raise _unavailable("STS benchmark", f"stsbenchmark/sts-{split}.csv", STS_HUB, tried)
+        raise _unavailable("STS benchmark", f"stsbenchmark/sts-{split}.csv", STS_HUB, folder, tried)
     return _copy_pairs(_hub_sts(split))
 
 
@@ -144,11 +156,11 @@ def _hub_sts(split: str) -> ScoredPairs:
                        score_range=(0.0, 1.0))
 
 
-def _nli_files(data_dir: str | Path | None) -> tuple[Path | None, list[Path]]:
+def _nli_files(data_dir: str | Path | None) -> tuple[Path, list[Path]]:
+    """The data folder and its NLI files (plain or gzip-compressed CSV), in name order."""
     folder = _folder(data_dir)
-    if folder is None:
-        return None, []
-    return folder / "nli", sorted((folder / "nli").glob("*.csv"))
+    files = {path for pattern in NLI_PATTERNS for path in (folder / "nli").glob(pattern)}
+    return folder, sorted(files)
 
 
 @lru_cache(maxsize=2)
@@ -163,14 +175,13 @@ def _local_nli(files: tuple[tuple[str, int], ...]) -> NliPairs:
 
 def _nli_source(data_dir: str | Path | None, kind: str) -> NliPairs | None:
     """The local NLI pairs, or None when the Hub should be used instead."""
-    nli_dir, files = _nli_files(data_dir)
+    folder, files = _nli_files(data_dir)
     if files:
         return _local_nli(tuple((str(f.resolve()), f.stat().st_mtime_ns) for f in files))
-    if nli_dir is not None:
-        logger.warning("No NLI files (*.csv) in %s; trying the Hub", nli_dir)
+    logger.warning("No NLI files (*.csv, *.csv.gz) in %s; trying the Hub", folder / "nli")
     if not hub_reachable():
-        tried = [nli_dir / "*.csv"] if nli_dir is not None else []
-        raise _unavailable(f"NLI {kind}", "nli/*.csv", NLI_HUB, tried)
+        tried = [folder / "nli" / pattern for pattern in NLI_PATTERNS]
+        raise _unavailable(f"NLI {kind}", "nli/*.csv or nli/*.csv.gz", NLI_HUB, folder, tried)
     return None
 
 
@@ -178,7 +189,7 @@ def nli_pairs(data_dir: str | Path | None = None, max_pairs: int | None = None,
               seed: int = 42) -> NliPairs:
     """Labelled NLI pairs, shuffled with ``seed`` and cut to ``max_pairs``.
 
-    Local files ``<data_dir>/nli/*.csv`` (SNLI/MultiNLI, 39,313 labelled pairs in the shared data)
+    Local files ``<data folder>/nli/*.csv[.gz]`` (SNLI/MultiNLI, 39,313 labelled pairs shipped in ``data/``)
     come first; else ``sentence-transformers/all-nli`` (pair-class, train) from the Hub.
     """
     local = _nli_source(data_dir, "pairs")

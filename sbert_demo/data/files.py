@@ -8,6 +8,7 @@ dropping them silently.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import logging
 import math
@@ -62,6 +63,22 @@ def decode_upload(data: bytes, name: str, hint: str) -> str:
         raise ValueError(f"{name} is not UTF-8 text (undecodable byte at position {exc.start}); {hint}") from None
 
 
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped for ``.gz`` (the shipped NLI files are); at most ``MAX_FILE_BYTES``."""
+    if path.suffix.lower() != ".gz":
+        return path.read_bytes()
+    try:
+        with gzip.open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)  # bounded: a small .gz may hold gigabytes
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path.name} is not a readable gzip file ({exc}); compress it again or "
+                         "use the plain CSV.") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"{path.name} holds more than {MAX_FILE_BYTES // 2**20} MB of text; use a smaller "
+                         "sample of it.")
+    return data
+
+
 def _decoded_text(path: Path) -> str:
     if not path.is_file():
         raise ValueError(f"File not found: {path}.")
@@ -69,7 +86,7 @@ def _decoded_text(path: Path) -> str:
     if size > MAX_FILE_BYTES:
         raise ValueError(f"{path.name} is {size / 2**20:.0f} MB; the limit is "
                          f"{MAX_FILE_BYTES // 2**20} MB. Use a smaller sample of it.")
-    text = decode_upload(path.read_bytes(), path.name,
+    text = decode_upload(_read_bytes(path), path.name,
                          "save it as UTF-8 CSV (comma- or tab-separated text with a header row).")
     if not text.strip():
         raise ValueError(f"{path.name} is empty; it needs a header row and at least two rows.")
@@ -77,7 +94,8 @@ def _decoded_text(path: Path) -> str:
 
 
 def _delimiter(path: Path, header_line: str) -> str:
-    if path.suffix.lower() in (".tsv", ".tab"):
+    suffixes = [suffix.lower() for suffix in path.suffixes[-2:]]  # "pairs.tsv.gz" is tab-separated too
+    if ".tsv" in suffixes or ".tab" in suffixes:
         return "\t"
     # csv.Sniffer guesses badly from a single line; the header's most frequent separator is safer.
     counts = {d: header_line.count(d) for d in (",", "\t", ";", "|")}

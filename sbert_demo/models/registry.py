@@ -67,7 +67,7 @@ class Registry:
         if entry.hub_ids and hub_reachable():
             return Availability(True, hub_id=entry.hub_ids[0])
         if entry.hub_ids:
-            return Availability(False, needs_hub_message(entry.label))
+            return Availability(False, needs_hub_message(entry.label, entry.install_hint))
         return Availability(False, f"{entry.label} has no local files and no Hub id.")
 
     def _local_copy(self, entry: ModelEntry) -> Path | None:

@@ -57,6 +57,7 @@ CSS = """
 .notes ul { margin: 0.3rem 0 0 1.1rem; padding: 0; }
 .notes-info { background: rgba(0, 114, 178, 0.08); border-left: 4px solid #0072B2; }
 .notes-warning { background: rgba(230, 159, 0, 0.12); border-left: 4px solid #E69F00; }
+.notes-error { background: rgba(213, 94, 0, 0.10); border-left: 4px solid #D55E00; }
 .notes-ok { background: rgba(0, 158, 115, 0.10); border-left: 4px solid #009E73; }
 .summary-table { width: 100%; border-collapse: collapse; font-size: 0.92rem; }
 .summary-table th { text-align: left; font-weight: 600; padding: 0.4rem 0.6rem;

@@ -4,6 +4,11 @@ The one place where exceptions become what a user sees. The core raises ``ValueE
 sentence; :func:`user_errors` shows it as a ``gr.Error`` (HTML-escaped: Gradio renders the
 message as HTML and it may quote user input). Anything else is a bug: it is logged with its
 traceback and the user gets a short apology, never the traceback.
+
+A toast fades after ten seconds, and a presenter who looked away must still see why an action
+failed, so the sentence is also kept for the browser session that caused it: an
+:func:`action` empties its message box, runs, and on failure writes the sentence there
+(``.failure()``), where it stays until the action is triggered again.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ import functools
 import html
 import inspect
 import logging
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 
 import gradio as gr
+from gradio.context import LocalContext
 
 from ..encoding.embedding_cache import embedding_cache
 from ..models.registry import get_registry
@@ -22,15 +30,69 @@ from ..models.registry import get_registry
 logger = logging.getLogger(__name__)
 
 UNEXPECTED = "Something went wrong on the server ({kind}); it has been logged. Please try again."
+FAILED = "The last action failed; see the message above or the server log."
+MAX_SESSIONS = 1000  # sessions whose last failure is kept until shown (oldest forgotten first)
+
+_failures: OrderedDict[str, str] = OrderedDict()
+_failures_lock = threading.Lock()
+
+
+def _remember(message: str) -> None:
+    """Keep ``message`` for the browser session of the running event (if there is one)."""
+    request = LocalContext.request.get(None)
+    session = getattr(request, "session_hash", None)
+    if not session:
+        return
+    with _failures_lock:
+        _failures[session] = message
+        _failures.move_to_end(session)
+        while len(_failures) > MAX_SESSIONS:
+            _failures.popitem(last=False)
 
 
 def to_gr_error(exc: BaseException) -> gr.Error:
     if isinstance(exc, gr.Error):
+        _remember(exc.message)
         return exc
     if isinstance(exc, ValueError):
-        return gr.Error(html.escape(str(exc)), print_exception=False)
-    logger.exception("Unexpected error in a UI handler", exc_info=exc)
-    return gr.Error(UNEXPECTED.format(kind=type(exc).__name__), print_exception=False)
+        message = str(exc)
+    else:
+        logger.exception("Unexpected error in a UI handler", exc_info=exc)
+        message = UNEXPECTED.format(kind=type(exc).__name__)
+    _remember(message)
+    return gr.Error(html.escape(message), print_exception=False)
+
+
+def last_failure(request: gr.Request) -> str:
+    """The sentence of this session's last failure, as an error box (the ``.failure()`` step)."""
+    with _failures_lock:
+        message = _failures.pop(getattr(request, "session_hash", None) or "", None)
+    return failure_box(message or FAILED)
+
+
+def failure_box(message: str) -> str:
+    return f'<div class="notes notes-error" role="alert"><strong>Failed:</strong> {html.escape(message)}</div>'
+
+
+def clear_failure() -> str:
+    return ""
+
+
+QUIET = {"queue": False, "show_progress": "hidden", "api_visibility": "private"}
+
+
+def action(triggers: Iterable, fn: Callable, inputs, outputs, *, failures_to: gr.components.Component,
+           **listener: object):
+    """``gr.on(triggers, fn, inputs, outputs, **listener)`` whose failure stays readable.
+
+    One chain, so the order is fixed: empty ``failures_to``, run ``fn``, and if it fails write the
+    sentence into ``failures_to``, where it stays until a trigger fires again. Returns the
+    dependency of ``fn`` (its ``api_name`` is the endpoint, as with a plain listener).
+    """
+    started = gr.on(list(triggers), clear_failure, None, failures_to, **QUIET)
+    event = started.then(fn, inputs, outputs, **listener)
+    event.failure(last_failure, None, failures_to, **QUIET)
+    return event
 
 
 def user_errors(handler: Callable) -> Callable:

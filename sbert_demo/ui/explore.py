@@ -15,7 +15,7 @@ from ..explore import plots
 from ..explore.exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings
 from ..explore.similarity import group_order
 from . import snippets
-from .common import user_errors, warn_once_about_the_cache
+from .common import action, user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
 
 COLOUR_CHOICES = [("given groups", "groups"), ("automatic clusters", "clusters")]
@@ -218,13 +218,13 @@ def build_tab() -> list[Refresher]:
         data = gr.JSON(show_label=False, elem_id="explore-json")
 
     examples.change(load_example, examples, [text, description], api_visibility="private", queue=False)
-    upload.upload(load_file, upload, [text, notes], api_visibility="private")
+    action([upload.upload], load_file, upload, [text, notes], failures_to=notes, api_visibility="private")
     text.change(query_choices, [text, query], query, api_visibility="private", queue=False,
                 show_progress="hidden")
-    run.click(run_explore, [text, models, query, colour_by, cluster_method], [notes, summary, data, *slots],
-              api_name="explore", concurrency_id="explore", show_progress_on=progress_box)
-    query.input(rerank, [text, data, query], slots[3::SLOT_OUTPUTS], api_name="rank", concurrency_id="explore",
-                show_progress="minimal")
+    action([run.click], run_explore, [text, models, query, colour_by, cluster_method], [notes, summary, data, *slots],
+           failures_to=progress_box, api_name="explore", concurrency_id="explore", show_progress_on=progress_box)
+    action([query.input], rerank, [text, data, query], slots[3::SLOT_OUTPUTS], failures_to=progress_box,
+           api_name="rank", concurrency_id="explore", show_progress="minimal")
     colour_by.change(recolour, [data, colour_by], [o for i in range(MAX_MODELS)
                                                    for o in slots[i * SLOT_OUTPUTS + 4:i * SLOT_OUTPUTS + 6]],
                      api_visibility="private", queue=False, show_progress="hidden")

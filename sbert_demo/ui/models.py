@@ -12,7 +12,7 @@ from ..models.entries import POOLINGS
 from ..models.info import looks_like_sentence_transformer, registry_rows
 from ..models.registry import get_registry
 from . import snippets
-from .common import user_errors
+from .common import QUIET, action, user_errors
 from .model_select import Refresher
 
 HEADERS = ["key", "label", "family", "kind", "dimension", "available", "loads from / why not"]
@@ -37,10 +37,6 @@ def add_model(name_or_path: str, pooling: str) -> str:
     text = (f"Added {entry.key} ({entry.family}, {entry.kind}{pooled}) from {where}. "
             "It is now in the model lists of every tab.")
     return snippets.message(text, "ok")
-
-
-def clear_message() -> str:
-    return ""
 
 
 def show_pooling(name_or_path: str) -> dict:
@@ -71,13 +67,13 @@ def build_tab() -> list[Refresher]:
     add = gr.Button("Add model", variant="primary", elem_id="models-add")
     message = gr.HTML(elem_id="models-message")
 
-    refresh.click(list_models, None, table, api_name="models", concurrency_id="models")
+    action([refresh.click], list_models, None, table, failures_to=message, api_name="models",
+           concurrency_id="models")
     name.change(show_pooling, name, pooling, api_visibility="private", queue=False, show_progress="hidden")
     # The table refreshes only after a success, so a refused model leaves it in view, unmarked.
-    gr.on([add.click, name.submit], clear_message, None, message, queue=False, show_progress="hidden",
-          api_visibility="private").then(
-        add_model, [name, pooling], message, api_name="add_model", concurrency_id="models",
-        show_progress="hidden").success(list_models, None, table, api_visibility="private", queue=False)
+    action([add.click, name.submit], add_model, [name, pooling], message, failures_to=message,
+           api_name="add_model", concurrency_id="models", show_progress="hidden").success(
+        list_models, None, table, api_visibility="private", queue=False)
     return [Refresher(refresh_table, table)]
 
 

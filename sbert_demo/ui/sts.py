@@ -16,7 +16,7 @@ from ..data.files import read_scored_pairs
 from ..data.records import ScoredPairs
 from ..models.registry import get_registry, requested_keys
 from . import snippets
-from .common import user_errors, warn_once_about_the_cache
+from .common import action, user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
 
 DATASETS = [("STSb dev", "dev"), ("STSb test", "test"),
@@ -164,6 +164,7 @@ def build_tab() -> list[Refresher]:
                     for _ in range(MAX_MODELS)]
 
     dataset.change(show_upload, dataset, upload, api_visibility="private", queue=False, show_progress="hidden")
-    run.click(run_sts, [dataset, upload, models], [status, table, bars, *scatters], api_name="sts",
-              concurrency_id="sts", concurrency_limit=1, show_progress_on=progress_box)
+    action([run.click], run_sts, [dataset, upload, models], [status, table, bars, *scatters],
+           failures_to=progress_box, api_name="sts", concurrency_id="sts", concurrency_limit=1,
+           show_progress_on=progress_box)
     return [picker(models)]

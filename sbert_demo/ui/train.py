@@ -23,7 +23,7 @@ from ..models.registry import get_registry
 from ..training import DISABLED, OBJECTIVE_LABELS, OBJECTIVES, TrainConfig, config_for, defaults_for, training_jobs
 from ..training.settings import DEFAULT_DATA
 from . import snippets, train_view
-from .common import user_errors
+from .common import QUIET, action, user_errors
 from .model_select import Refresher
 from .train_form import (
     CONCAT_CHOICES,
@@ -263,6 +263,7 @@ def build_tab() -> list[Refresher]:
             with gr.Row():
                 start = gr.Button("Start training", variant="primary", interactive=enabled, elem_id="train-start")
                 cancel = gr.Button("Cancel", variant="stop", interactive=False, elem_id="train-cancel")
+            feedback = gr.HTML(elem_id="train-feedback")
         with gr.Column(scale=2):
             status = gr.HTML(elem_id="train-status")
             progress = gr.HTML(css_template=train_view.PROGRESS_CSS, elem_id="train-progress")
@@ -277,29 +278,27 @@ def build_tab() -> list[Refresher]:
             "cancel": cancel, "base": fields["base"]}
     view_outputs = [seen, *(view[name] for name in PART_NAMES)]
     form = [fields[name] for name in FORM_FIELDS]
-    quiet = {"queue": False, "show_progress": "hidden", "api_visibility": "private"}
 
-    start.click(start_training, form, job_json, api_name="train_start", concurrency_id="train",
-                concurrency_limit=1, show_progress="hidden").then(show_job, None, view_outputs, **quiet)
-    cancel.click(cancel_training, None, job_json, api_name="train_cancel", queue=False,
-                 show_progress="hidden").then(show_job, None, view_outputs, **quiet)
+    action([start.click], start_training, form, job_json, failures_to=feedback, api_name="train_start",
+           concurrency_id="train", concurrency_limit=1, show_progress="hidden").then(show_job, None, view_outputs, **QUIET)
+    action([cancel.click], cancel_training, None, job_json, failures_to=feedback, api_name="train_cancel", queue=False,
+           show_progress="hidden").then(show_job, None, view_outputs, **QUIET)
     gr.api(train_status, api_name="train_status", queue=False)
     if enabled:
-        gr.on(None, show_job, None, view_outputs, **quiet)  # no triggers, no inputs: on page load
+        gr.on(None, show_job, None, view_outputs, **QUIET)  # no triggers, no inputs: on page load
         timer = gr.Timer(POLL_SECONDS)
-        timer.tick(poll, seen, view_outputs, **quiet)
+        timer.tick(poll, seen, view_outputs, **QUIET)
         _wire_form(fields, form, plan)
     return [Refresher(refresh_base, fields["base"])]
 
 
 def _wire_form(fields: dict, form: list, plan: gr.HTML) -> None:
-    quiet = {"queue": False, "show_progress": "hidden", "api_visibility": "private"}
     defaults = [fields[name] for name in DEFAULT_FIELDS]
-    gr.on(None, load_form, None, [*(fields[name] for name in LOAD_FIELDS), plan], **quiet)  # on page load
+    gr.on(None, load_form, None, [*(fields[name] for name in LOAD_FIELDS), plan], **QUIET)  # on page load
     for name in ("base", "objective"):
         fields[name].input(fill_defaults, [fields["base"], fields["objective"], fields["output"], fields["data"]],
-                           defaults, **quiet).then(update_plan, form, plan, **quiet)
-    fields["data"].input(show_upload, fields["data"], fields["upload"], **quiet).then(update_plan, form, plan,
-                                                                                        **quiet)
+                           defaults, **QUIET).then(update_plan, form, plan, **QUIET)
+    fields["data"].input(show_upload, fields["data"], fields["upload"], **QUIET).then(update_plan, form, plan,
+                                                                                        **QUIET)
     others = [fields[name].input for name in FORM_FIELDS if name not in ("base", "objective", "data", "upload")]
-    gr.on([*others, fields["upload"].change], update_plan, form, plan, trigger_mode="always_last", **quiet)
+    gr.on([*others, fields["upload"].change], update_plan, form, plan, trigger_mode="always_last", **QUIET)

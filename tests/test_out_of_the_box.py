@@ -1,0 +1,102 @@
+"""Out of the box, in headless Chromium: the app started exactly as the README says, and failures
+that stay readable.
+
+* ``.venv/bin/python app.py`` with no ``SBERT_DEMO_*``, ``HF_*`` or ``GRADIO_*`` variables at all (the
+  user's own cache folder, the Hub probed and found unreachable, the data shipped in ``data/``):
+  the STS tab runs to a table with the reference numbers (GloVe 65.52, MiniLM 86.72 ± 0.05).
+* A forced failure (``SBERT_DEMO_DATA`` naming a folder that does not exist): 15 s after the click,
+  long after a toast would have faded, the sentence saying why is still on the page next to the
+  button; the next click clears it. Screenshots: ``test-artifacts/out-of-the-box-*.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_browser import VIEWPORT, browser, choose_models, free_port, serve, shoot  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.browser
+
+
+def readme_environment() -> dict[str, str]:
+    """This process's environment without anything the README does not ask a user to set."""
+    return {name: value for name, value in os.environ.items()
+            if not name.startswith(("SBERT_DEMO_", "HF_", "GRADIO_", "TRANSFORMERS_"))}
+
+
+def readme_arguments() -> list[str]:
+    """No arguments when the README's port (7860) is free, as a user would have it; else another port."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", 7860))
+            return []
+        except OSError:
+            return ["--port", str(free_port())]
+
+
+@pytest.fixture(scope="module")
+def readme_app() -> Iterator[str]:
+    yield from serve(readme_environment(), readme_arguments(), "server-readme.log")
+
+
+@pytest.fixture(scope="module")
+def broken_data_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    env = {**readme_environment(), "SBERT_DEMO_DATA": str(tmp_path_factory.mktemp("gone") / "does-not-exist"),
+           "SBERT_DEMO_CACHE": str(tmp_path_factory.mktemp("broken-cache")), "HF_HUB_OFFLINE": "1"}
+    yield from serve(env, ["--port", str(free_port())], "server-broken-data.log")
+
+
+def open_page(browser, url: str):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(url)
+    page.wait_for_selector("#explore-run")
+    return context, page
+
+
+def test_started_as_the_readme_says_the_sts_tab_gives_the_reference_numbers(browser, readme_app: str) -> None:
+    context, page = open_page(browser, readme_app)
+    page.get_by_role("tab", name="STS benchmark").click()
+    choose_models(page, "#sts-models", ("glove-6b-50d", "all-MiniLM-L6-v2"))
+    page.click("#sts-run")
+    page.wait_for_function("document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 2",
+                           timeout=600_000)
+    table = page.inner_text("#sts-table")
+    assert "STSb dev: 1,500 scored pairs" in page.inner_text("#sts-status")
+    assert re.search(r"GloVe average \(6B, 50d\)\s+naive\s+65\.52\b", table), table
+    minilm = re.search(r"MiniLM-L6-v2\s+siamese\s+(\d+\.\d+)", table)
+    assert minilm and abs(float(minilm.group(1)) - 86.72) <= 0.05, table
+    shoot(page, "out-of-the-box-readme-sts.png")
+    context.close()
+
+
+def test_a_failure_stays_on_the_page_until_the_next_click(browser, broken_data_app: str) -> None:
+    context, page = open_page(browser, broken_data_app)
+    page.get_by_role("tab", name="STS benchmark").click()
+    page.click("#sts-run")
+    page.wait_for_timeout(15_000)  # a presenter looked away; a toast would be gone by now
+    shown = page.inner_text("#sts-progress")
+    assert "Failed: STS benchmark data is not available: the data folder" in shown, shown
+    assert "does-not-exist does not exist" in shown and "unset SBERT_DEMO_DATA" in shown
+    assert "Traceback" not in page.content()
+    shoot(page, "out-of-the-box-failure-sts.png")
+
+    # Explore still works beside the broken data, and its own failure is kept the same way.
+    page.get_by_role("tab", name="Explore").click()
+    page.fill("#explore-text textarea", "only one sentence")
+    page.click("#explore-run")
+    page.wait_for_timeout(15_000)
+    assert "Failed: Only one sentence was found" in page.inner_text("#explore-progress")
+    page.fill("#explore-text textarea", "pets | A cat sleeps.\npets | A kitten naps.\nmoney | Stocks fell.")
+    choose_models(page, "#explore-models", ("glove-6b-50d",))
+    page.click("#explore-run")  # the next action clears the old failure and succeeds
+    page.wait_for_function("document.querySelectorAll('#explore-summary tbody tr').length === 1")
+    assert "Failed" not in page.inner_text("#explore-progress")
+    shoot(page, "out-of-the-box-failure-cleared.png")
+    context.close()

