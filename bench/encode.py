@@ -1,18 +1,21 @@
-"""Encoding speed: this project's encoder against plain ``SentenceTransformer.encode``.
+"""Encoding speed: this project's encoder against plain ``SentenceTransformer.encode``, per runtime path.
 
-For each model, both encode the same STSb dev sentences (3,000, duplicates included) in the same
-process, one after the other, with the same batch size:
+For each model, every encoder embeds the same distinct STSb dev sentences in the same process, with
+the same batch size (duplicates are removed first so that only computation is compared):
 
 * plain: ``SentenceTransformer.encode`` in fp32 (the library's defaults), the baseline;
-* sbert_demo: :func:`sbert_demo.encoding.encoder.encode` with the persistent cache switched off, so only
-  the computation is measured (automatic precision: bf16 weights on CPUs with native bf16,
-  duplicates encoded once, length-sorted chunks).
+* lossless: :func:`sbert_demo.encoding.encoder.encode` as the STS tab and ``eval`` call it (automatic
+  runtime: PyTorch bf16 on CPUs with native bf16, ONNX Runtime fp32 elsewhere);
+* fast: the same with ``fast=True``, as Explore calls it (ONNX Runtime int8 where the model passes
+  the int8 check, else the lossless runtime);
 
-Both are warmed up first, then timed alternately ``--repeats`` times (default 3) so that drifts
-of a shared machine hit both alike; the fastest run of each counts, as ``timeit`` does. Each prints sentences/s and the STSb dev Spearman of its embeddings
-(the speed must not cost accuracy), then the ratio, on one line per model ending like ``2.63x``.
+with the persistent cache off. ONNX artefacts are built before timing (once per model version).
+All are warmed up, then timed alternately ``--repeats`` times (default 3) so that drifts of a
+shared machine hit all alike; the fastest run of each counts, as ``timeit`` does. The first line
+names the CPU and whether it has native bf16; then one line per model and path with sentences/s,
+the runtime, the STSb dev Spearman of its embeddings and the ratio to plain, ending like ``1.85x``.
 
-    python bench/encode.py [--models all-MiniLM-L6-v2,all-mpnet-base-v2] [--batch-size 32]
+    python bench/encode.py [--models all-MiniLM-L6-v2,all-mpnet-base-v2] [--batch-size 32] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -31,44 +34,56 @@ import numpy as np  # noqa: E402
 
 from sbert_demo.benchmark.evaluation import correlations, pair_cosines
 from sbert_demo.data.benchmarks import sts_split
-from sbert_demo.encoding import model_cache
+from sbert_demo.encoding import devices, model_cache, onnx_encoder
 from sbert_demo.encoding.encoder import encode
 from sbert_demo.models import loading
 
 
-def spearman(embeddings: np.ndarray, gold: list[float]) -> float:
-    n = len(gold)
-    return correlations(gold, pair_cosines(embeddings[:n], embeddings[n:]))[0] * 100
+def spearman(unique: np.ndarray, position: dict[str, int], pairs) -> float:
+    a = unique[[position[t] for t in pairs.sentences1]]
+    b = unique[[position[t] for t in pairs.sentences2]]
+    return correlations(pairs.scores, pair_cosines(a, b))[0] * 100
 
 
-def timed(run, count: int) -> tuple[float, object]:
-    """Sentences/s of one run, and its output."""
-    started = time.perf_counter()
-    output = run()
-    return count / (time.perf_counter() - started), output
-
-
-def bench_model(key: str, sentences: list[str], gold: list[float], batch_size: int, repeats: int) -> str:
+def bench_model(key: str, pairs, batch_size: int, repeats: int) -> list[str]:
     import torch
     from sentence_transformers import SentenceTransformer
 
+    sentences = list(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))
+    position = {t: i for i, t in enumerate(sentences)}
     entry, status, _ = loading.resolve(key)
     plain = SentenceTransformer(str(status.location), device="cpu")
-    plain.encode(sentences[:64], batch_size=batch_size)  # warm-up
-    encode(key, sentences[:64], batch_size=batch_size, use_cache=False)  # warm-up (loads the model)
-    plain_rate = our_rate = 0.0
-    for _ in range(repeats):  # alternate, so drifts of a shared machine hit both alike
-        rate, baseline = timed(lambda: plain.encode(sentences, batch_size=batch_size, normalize_embeddings=True),
-                               len(sentences))
-        plain_rate = max(plain_rate, rate)
-        rate, ours = timed(lambda: encode(key, sentences, batch_size=batch_size, use_cache=False), len(sentences))
-        our_rate = max(our_rate, rate)
-    precision = model_cache.load(key).device.precision
-    return (
-        f"{key}: plain SentenceTransformer.encode fp32 {plain_rate:7.1f} sent/s (Spearman {spearman(baseline, gold):.2f}) | "
-        f"sbert_demo {precision} {our_rate:7.1f} sent/s (Spearman {spearman(ours.embeddings, gold):.2f}) | "
-        f"threads {torch.get_num_threads()}, batch {batch_size}, best of {repeats} | speed-up {our_rate / plain_rate:.2f}x"
-    )
+    runs = {
+        "plain": lambda: plain.encode(sentences, batch_size=batch_size, normalize_embeddings=True),
+        "lossless": lambda: encode(key, sentences, batch_size=batch_size, use_cache=False).embeddings,
+        "fast": lambda: encode(key, sentences, batch_size=batch_size, use_cache=False, fast=True).embeddings,
+    }
+    labels = {"plain": "PyTorch fp32 (SentenceTransformer.encode)",
+              "lossless": model_cache.load(key).device.runtime,  # builds the artefacts before timing
+              "fast": model_cache.load(key, fast=True).device.runtime}
+    for run in runs.values():
+        run()  # warm-up at full size: the first ONNX/PyTorch calls allocate their buffers
+    best = dict.fromkeys(runs, 0.0)
+    outputs = {}
+    for _ in range(repeats):  # alternate, so drifts of a shared machine hit all alike
+        for name, run in runs.items():
+            started = time.perf_counter()
+            outputs[name] = run()
+            best[name] = max(best[name], len(sentences) / (time.perf_counter() - started))
+    lines = []
+    for name in runs:
+        lines.append(f"{key} {name:8s}: {best[name]:7.1f} sent/s | {labels[name]:45s} | Spearman "
+                     f"{spearman(np.asarray(outputs[name]), position, pairs):.2f} | threads {torch.get_num_threads()}, "
+                     f"batch {batch_size}, best of {repeats} | {best[name] / best['plain']:.2f}x")
+    return lines
+
+
+def cpu_line() -> str:
+    hardware = devices.detect_hardware()
+    flags = open("/proc/cpuinfo", encoding="ascii", errors="ignore").read() if Path("/proc/cpuinfo").exists() else ""
+    simd = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "no AVX2"
+    return (f"CPU: {hardware.cpu_name} | {simd} | native bf16: {'yes' if hardware.cpu_bf16 else 'no'} | "
+            f"{onnx_encoder.cpu_workers()} cores | onnxruntime: {'yes' if hardware.onnx else 'no'}")
 
 
 def main() -> None:
@@ -79,10 +94,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="alternating timed runs per encoder; the best counts")
     args = parser.parse_args()
     pairs = sts_split("dev", args.data_dir)
-    sentences = [*pairs.sentences1, *pairs.sentences2]
-    print(f"STSb dev: {len(sentences):,} sentences ({len(set(sentences)):,} distinct)", flush=True)
+    print(cpu_line(), flush=True)
+    print(f"STSb dev: {len(pairs):,} pairs, {len(set([*pairs.sentences1, *pairs.sentences2])):,} distinct sentences",
+          flush=True)
     for key in args.models.split(","):
-        print(bench_model(key.strip(), sentences, pairs.scores, args.batch_size, args.repeats), flush=True)
+        for line in bench_model(key.strip(), pairs, args.batch_size, args.repeats):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,22 @@
-"""Load: 20 concurrent users exploring, without and then with a training job running.
+"""Load: a talk audience on one app — 50 users on the default example, 50 users with sets of their own.
 
-Starts the app on loopback (a fresh models folder; the given data folder), warms it up, then runs
-two phases of ``--seconds`` each (default 60) in which ``--clients`` (default 20) threads, each
-with its own ``gradio_client.Client``, call the Explore endpoint (``/explore``) back to back:
+Starts the app on loopback (a fresh models folder and a fresh embedding cache; the ONNX artefacts
+and the UMAP compile cache of the user's cache folder are reused, as after any earlier start),
+waits until it serves the page, then measures through ``gradio_client`` on the Explore endpoint
+(``/explore``), exactly what the page sends by default (the default example and default models):
 
-1. exploration only;
-2. the same while a training job runs in the app (started through the Train tab's endpoint:
-   all-MiniLM-L6-v2, cosine regression on STSb train, which lasts longer than the phase);
-   the job is cancelled afterwards.
+1. ``single``: one user repeating the default request: the single-user time (the same request is
+   answered from the result cache after the first time; also timed in-process, without HTTP);
+2. ``audience``: ``--clients`` users (default 50) for ``--seconds`` (default 60), each with its own
+   ``gradio_client.Client``, sending the default request back to back (target: 0 errors, p95 <= 3 s);
+3. ``unseen``: as many users, each sending a new 20-sentence set (distinct STSb train sentences)
+   every time: every request encodes 20 sentences per model, projects and clusters (no target;
+   bounded by the encoder's throughput on the CPU's cores, which all requests share);
+4. with ``--with-training``: 20 users on unseen sets while a training job runs in the app.
 
-Every request uses one of the built-in example sets plus one sentence unique to that request, so
-each one really encodes (one new sentence per model), projects, clusters and draws. Printed per
-phase: requests served, errors, p50/p95 latency; then the p95 ratio (target: at most 3x).
+Printed per phase: requests, errors, p50/p95 latency and the ratio of p95 to the single-user time.
 
-    python bench/load.py [--clients 20] [--seconds 60]
+    python bench/load.py [--clients 50] [--seconds 60] [--phases single,audience,unseen] [--with-training]
 """
 
 from __future__ import annotations
@@ -33,7 +36,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-MODELS = ["glove-6b-50d", "all-MiniLM-L6-v2"]
+from sbert_demo.config import settings  # noqa: E402
+from sbert_demo.data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS  # noqa: E402
+from sbert_demo.ui.explore import DEFAULT_MODELS  # noqa: E402
+
+UNSEEN_SIZE = 20
+MODELS: list[str] = []
 
 
 def free_port() -> int:
@@ -43,7 +51,14 @@ def free_port() -> int:
 
 
 def start_app(port: int, models_dir: str) -> subprocess.Popen:
-    env = {**os.environ, "SBERT_DEMO_MODELS": models_dir, "GRADIO_ANALYTICS_ENABLED": "False"}
+    cache = Path(models_dir) / "cache"
+    cache.mkdir()
+    for shared in ("onnx", "numba", "models"):  # built once per machine; embeddings start empty
+        source = settings().cache_dir / shared
+        if source.exists():
+            (cache / shared).symlink_to(source, target_is_directory=True)
+    env = {**os.environ, "SBERT_DEMO_MODELS": models_dir, "SBERT_DEMO_CACHE": str(cache),
+           "GRADIO_ANALYTICS_ENABLED": "False"}
     log = open(Path(models_dir) / "server.log", "w")
     return subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port)],
                             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -63,15 +78,22 @@ def wait_ready(url: str, timeout: float = 180) -> None:
     raise SystemExit(f"The app did not answer at {url} within {timeout:.0f} s.")
 
 
-def explore_text(request: int, client: int) -> str:
-    from sbert_demo.data.examples import EXAMPLE_SETS
+def default_models() -> list[str]:
+    from sbert_demo.models.registry import get_registry
 
-    sets = list(EXAMPLE_SETS.values())
-    text = sets[request % len(sets)].text
-    return f"{text}\nload | Client {client} asks question number {request} about the weather."
+    registry = get_registry()
+    return [key for key in DEFAULT_MODELS if registry.availability(key).available]
 
 
-def run_phase(url: str, clients: int, seconds: float) -> tuple[list[float], list[str]]:
+def unseen_sets() -> list[str]:
+    from sbert_demo.data.benchmarks import sts_split
+
+    train = sts_split("train")
+    return list(dict.fromkeys([*train.sentences1, *train.sentences2]))
+
+
+def run_phase(url: str, clients: int, seconds: float, text_for) -> tuple[list[float], list[str]]:
+    """``clients`` users sending ``text_for(client, request)`` to /explore back to back for ``seconds``."""
     from gradio_client import Client
 
     latencies: list[float] = []
@@ -85,7 +107,7 @@ def run_phase(url: str, clients: int, seconds: float) -> tuple[list[float], list
         while time.monotonic() < stop_at:
             started = time.perf_counter()
             try:
-                client.predict(explore_text(request, number), MODELS, 0, "groups", "kmeans", api_name="/explore")
+                client.predict(text_for(number, request), MODELS, 0, "groups", "kmeans", api_name="/explore")
                 with lock:
                     latencies.append(time.perf_counter() - started)
             except Exception as exc:  # every failure counts as an error of the phase
@@ -94,6 +116,7 @@ def run_phase(url: str, clients: int, seconds: float) -> tuple[list[float], list
             request += 1
 
     threads = [threading.Thread(target=user, args=(i,), daemon=True) for i in range(clients)]
+    time.sleep(0)  # all users start together
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -124,39 +147,91 @@ def cancel_training(url: str) -> None:
     Client(url, verbose=False).predict(api_name="/train_cancel")
 
 
-def report(name: str, latencies: list[float], errors: list[str], seconds: float) -> float:
+def report(name: str, latencies: list[float], errors: list[str], seconds: float, single: float | None) -> float:
     p50, p95 = (np.percentile(latencies, [50, 95]) if latencies else (float("nan"), float("nan")))
-    print(f"{name:<22} served {len(latencies):5d} requests ({len(latencies) / seconds:5.2f}/s), "
-          f"errors {len(errors)}, p50 {p50:6.2f} s, p95 {p95:6.2f} s", flush=True)
+    ratio = f", p95 / single user {p95 / single:5.1f}x" if single else ""
+    print(f"{name:<30} served {len(latencies):5d} requests ({len(latencies) / seconds:5.2f}/s), "
+          f"errors {len(errors)}, p50 {p50:6.2f} s, p95 {p95:6.2f} s{ratio}", flush=True)
     for error in sorted(set(errors))[:5]:
         print(f"    error: {error}")
     return float(p95)
 
 
+def in_process_repeat(models: list[str], repeats: int = 20) -> float:
+    """Median seconds of the default exploration in this process once it has been done (result cache)."""
+    from sbert_demo.explore.exploration import explore
+    from sbert_demo.data.sentences import parse_sentences
+
+    example = parse_sentences(EXAMPLE_SETS[DEFAULT_EXAMPLE].text)
+    explore(example.sentences, example.groups, models)
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        explore(example.sentences, example.groups, models)
+        times.append(time.perf_counter() - started)
+    return float(np.median(times))
+
+
 def main() -> None:
+    global MODELS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--phases", default="single,audience,unseen")
+    parser.add_argument("--with-training", action="store_true", help="also: 20 users on unseen sets while training")
     args = parser.parse_args()
+    from sbert_demo.encoding import devices
+
+    MODELS = default_models()
+    hardware = devices.detect_hardware()
+    print(f"CPU: {hardware.cpu_name}, native bf16: {'yes' if hardware.cpu_bf16 else 'no'}; models: "
+          f"{', '.join(MODELS)}; example: {DEFAULT_EXAMPLE}", flush=True)
+    default_text = EXAMPLE_SETS[DEFAULT_EXAMPLE].text
+    pool = unseen_sets()
+    counter = iter(range(10**9))
+    lock = threading.Lock()
+
+    def unseen(client: int, request: int) -> str:
+        with lock:
+            number = next(counter)
+        start = (number * UNSEEN_SIZE) % (len(pool) - UNSEEN_SIZE)
+        return "\n".join(pool[start : start + UNSEEN_SIZE])
+
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
+    phases = args.phases.split(",")
     with tempfile.TemporaryDirectory(prefix="sbert-load-") as models_dir:
         server = start_app(port, models_dir)
         try:
             wait_ready(url)
-            run_phase(url, clients=4, seconds=10)  # warm-up: models loaded, UMAP compiled, caches filled
-            quiet = run_phase(url, args.clients, args.seconds)
-            start_training(url)
-            while training_status(url).get("state") in ("starting", "idle"):
-                time.sleep(1)  # measure while the job really trains, not while its process starts
-            busy = run_phase(url, args.clients, args.seconds)
-            state = training_status(url)
-            cancel_training(url)
-            print(f"{args.clients} clients x {args.seconds:.0f} s per phase; training during phase 2: "
-                  f"state {state.get('state')}, step {state.get('step')}/{state.get('total_steps')}")
-            p95_quiet = report("explore only", *quiet, args.seconds)
-            p95_busy = report("explore + training", *busy, args.seconds)
-            print(f"p95 latency during training / without: {p95_busy / p95_quiet:.2f}x (target at most 3x)")
+            from gradio_client import Client
+
+            started = time.perf_counter()  # the first request computes (and waits for the warm-up)
+            Client(url, verbose=False).predict(default_text, MODELS, 0, "groups", "kmeans", api_name="/explore")
+            print(f"first default request after start: {time.perf_counter() - started:.2f} s", flush=True)
+            single = None
+            if "single" in phases:
+                latencies, errors = run_phase(url, 1, min(args.seconds, 20), lambda c, r: default_text)
+                single = float(np.median(latencies)) if latencies else None
+                report("single user, default request", latencies, errors, min(args.seconds, 20), None)
+                print(f"single user, default request, in-process (no HTTP): median "
+                      f"{in_process_repeat(MODELS):.3f} s", flush=True)
+            if "audience" in phases:
+                report(f"{args.clients} users, default request",
+                       *run_phase(url, args.clients, args.seconds, lambda c, r: default_text), args.seconds, single)
+            if "unseen" in phases:
+                report(f"{args.clients} users, own {UNSEEN_SIZE}-sentence sets",
+                       *run_phase(url, args.clients, args.seconds, unseen), args.seconds, single)
+            if args.with_training:
+                start_training(url)
+                while training_status(url).get("state") in ("starting", "idle"):
+                    time.sleep(1)  # measure while the job really trains, not while its process starts
+                busy = run_phase(url, 20, args.seconds, unseen)
+                state = training_status(url)
+                cancel_training(url)
+                print(f"training during the last phase: state {state.get('state')}, "
+                      f"step {state.get('step')}/{state.get('total_steps')}")
+                report("20 users, own sets + training", *busy, args.seconds, single)
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -20,8 +20,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_DATA = REPO_ROOT / "data"  # STS benchmark and NLI pairs, with their licences (data/README.md)
 
-PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+PRECISIONS = ("auto", "bf16", "fp16", "fp32")  # what training (and PyTorch inference) can use
+# Inference adds int8: weight-quantised ONNX Runtime artefacts (:mod:`sbert_demo.encoding.onnx_export`).
+INFERENCE_PRECISIONS = (*PRECISIONS, "int8")
 DEVICES = ("auto", "cpu", "cuda", "mps")
+BACKENDS = ("auto", "torch", "onnx")  # who runs transformer inference on the CPU
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class Settings:
     data_dir: Path  # SBERT_DEMO_DATA, else the data shipped in the repository
     device: str
     precision: str
+    backend: str
     training_enabled: bool
     max_loaded_models: int
     max_loaded_model_mb: int
@@ -63,7 +67,8 @@ def settings() -> Settings:
         cache_dir=Path(env.get("SBERT_DEMO_CACHE", "") or _default_cache_dir()).expanduser(),
         data_dir=Path(data_dir).expanduser() if data_dir else SHIPPED_DATA,
         device=_choice("SBERT_DEMO_DEVICE", env.get("SBERT_DEMO_DEVICE", "auto"), DEVICES),
-        precision=_choice("SBERT_DEMO_PRECISION", env.get("SBERT_DEMO_PRECISION", "auto"), PRECISIONS),
+        precision=_choice("SBERT_DEMO_PRECISION", env.get("SBERT_DEMO_PRECISION", "auto"), INFERENCE_PRECISIONS),
+        backend=_choice("SBERT_DEMO_BACKEND", env.get("SBERT_DEMO_BACKEND", "") or "auto", BACKENDS),
         training_enabled=_truthy(env.get("SBERT_DEMO_ALLOW_TRAINING", "1")),
         max_loaded_models=max(1, int(env.get("SBERT_DEMO_MAX_MODELS", "4"))),
         max_loaded_model_mb=max(1, int(env.get("SBERT_DEMO_MAX_MODEL_MB", "4096"))),

@@ -5,8 +5,9 @@ Every test runs isolated (the autouse ``isolated`` fixture):
 * ``SBERT_DEMO_CACHE`` and ``SBERT_DEMO_MODELS`` point at fresh folders under the test's
   ``tmp_path`` (``isolated.cache_dir`` / ``isolated.models_dir``); ``SBERT_DEMO_DATA`` (so the
   shipped ``data/`` is used) and ``SBERT_DEMO_MODEL_PATHS`` are empty; the other ``SBERT_DEMO_*`` settings are unset except
-  ``SBERT_DEMO_DEVICE=cpu`` and ``SBERT_DEMO_PRECISION=fp32``, so numbers are the same on every
-  machine (a test that wants "auto" sets it with ``monkeypatch.setenv``).
+  ``SBERT_DEMO_DEVICE=cpu``, ``SBERT_DEMO_PRECISION=fp32`` and ``SBERT_DEMO_BACKEND=auto`` (PyTorch
+  fp32), so numbers are the same on every machine (a test that wants "auto" or ONNX sets it with
+  ``monkeypatch.setenv``; tests/test_onnx.py does).
 * ``HF_HUB_OFFLINE=1`` and an empty Hugging Face cache: nothing tries the network and nothing a
   developer downloaded earlier changes what is "available".
 * The process-wide singletons (registry, loaded-model LRU, embedding-cache objects, Hub probe
@@ -93,10 +94,13 @@ def reset_singletons() -> None:
     """Forget every process-wide object that would carry state from one test to the next."""
     from sbert_demo import hub
     from sbert_demo.encoding import embedding_cache, model_cache
+    from sbert_demo.explore import exploration
     from sbert_demo.models import registry
 
     registry.get_registry.reset()
     model_cache.model_cache.reset()
+    model_cache._onnx_failures.clear()
+    exploration.results.clear()
     with embedding_cache._caches_lock:
         embedding_cache._caches.clear()
     hub._probe_result = None
@@ -128,6 +132,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Isolated:
     monkeypatch.setenv("SBERT_DEMO_MODEL_PATHS", "")
     monkeypatch.setenv("SBERT_DEMO_DEVICE", "cpu")
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "fp32")
+    monkeypatch.setenv("SBERT_DEMO_BACKEND", "auto")
     for name in _UNSET:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

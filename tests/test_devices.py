@@ -69,7 +69,8 @@ def test_explicit_requests_honoured(hardware, device, precision, expected) -> No
         (T4, "auto", "bf16", "no bf16 support"),
         (CPU_PLAIN, "tpu", "auto", "Device 'tpu' is not valid"),
         (CPU_PLAIN, "", "auto", "Device '' is not valid"),
-        (CPU_PLAIN, "cpu", "int8", "Precision 'int8' is not valid"),
+        (CPU_PLAIN, "cpu", "int4", "Precision 'int4' is not valid"),
+        (CPU_PLAIN, "cpu", "int8", "needs onnxruntime, which is not installed"),
         (CPU_PLAIN, "cpu", "", "Precision '' is not valid"),
     ],
 )

@@ -272,8 +272,11 @@ def test_precision_is_part_of_the_key(tiny_sbert_in_models) -> None:
     np.testing.assert_allclose(bf16.embeddings, fp32.embeddings, atol=0.05)  # bf16 keeps ~3 digits
     assert encode(tiny_sbert_in_models, TEXTS, precision="bf16").from_cache
     assert np.array_equal(encode(tiny_sbert_in_models, TEXTS, precision="fp32").embeddings, fp32.embeddings)
-    assert encoder.cache_key("id", "bf16") == "id|bf16|cpu"
-    assert encoder.cache_key("id", None) == encoder.cache_key("id", "fp32") == "id|fp32|cpu"  # the setting
+    assert bf16.runtime.startswith("PyTorch bf16, CPU") and fp32.runtime.startswith("PyTorch fp32, CPU")
+    from sbert_demo.encoding.devices import Hardware, choose
+
+    assert encoder.cache_key("id", choose(Hardware(), "cpu", "bf16")) == "id|torch|bf16|cpu"
+    assert encoder.cache_key("id", choose(Hardware(onnx=True), "cpu", "int8")) == "id|onnx|int8|cpu"
 
 
 # --- cache robustness ------------------------------------------------------------------------------

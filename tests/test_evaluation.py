@@ -127,11 +127,13 @@ def test_evaluate_many_with_nothing() -> None:
 
 
 def test_as_json() -> None:
-    ok = StsResult("k", "K", "naive", 0.5, 0.25, 10, 1.23456, True, cosine=np.zeros(10))
-    assert ok.as_json() == {"spearman": 0.5, "pearson": 0.25, "n": 10, "seconds": 1.235, "cached": True}
+    ok = StsResult("k", "K", "naive", 0.5, 0.25, 10, 1.23456, True, cosine=np.zeros(10),
+                   runtime="PyTorch fp32, CPU (2 threads)")
+    assert ok.as_json() == {"spearman": 0.5, "pearson": 0.25, "n": 10, "seconds": 1.235, "cached": True,
+                            "runtime": "PyTorch fp32, CPU (2 threads)"}
     failed = StsResult("k", "K", "naive", None, None, 10, 0.0, False, error="It broke.")
     assert failed.as_json() == {"spearman": None, "pearson": None, "n": 10, "seconds": 0.0, "cached": False,
-                                "error": "It broke."}
+                                "runtime": "", "error": "It broke."}
     json.dumps(ok.as_json())  # plain JSON types only
 
 
@@ -151,7 +153,8 @@ def test_cli_eval_pairs_json(tiny_sbert_in_models, tiny_bert, plain_sbert, tmp_p
     report = json.loads(out.read_text())
     assert list(report) == [tiny_sbert_in_models]
     row = report[tiny_sbert_in_models]
-    assert set(row) == {"spearman", "pearson", "n", "seconds", "cached"}
+    assert set(row) == {"spearman", "pearson", "n", "seconds", "cached", "runtime"}
+    assert row["runtime"].startswith("PyTorch fp32, CPU")  # the tests' setting: SBERT_DEMO_PRECISION=fp32
     spearman, pearson = evaluator_scores(plain_sbert(tiny_bert, "mean"), PAIRS)
     assert -1 <= row["spearman"] <= 1 and row["spearman"] == pytest.approx(spearman, abs=1e-6)
     assert row["pearson"] == pytest.approx(pearson, abs=1e-6)

@@ -35,11 +35,12 @@ class StsResult:
     error: str | None = None
     cosine: np.ndarray | None = field(default=None, repr=False)  # per pair, for scatter plots
     notes: tuple[str, ...] = ()
+    runtime: str = ""  # what computed the embeddings, e.g. "ONNX Runtime fp32, CPU (2 threads)"
 
     def as_json(self) -> dict:
         """The JSON row written by ``python -m sbert_demo eval --json``."""
         row = {"spearman": self.spearman, "pearson": self.pearson, "n": self.n,
-               "seconds": round(self.seconds, 3), "cached": self.cached}
+               "seconds": round(self.seconds, 3), "cached": self.cached, "runtime": self.runtime}
         if self.error:
             row["error"] = self.error
         return row
@@ -73,7 +74,7 @@ def evaluate(model: str, pairs: ScoredPairs, registry: Registry | None = None,
     return StsResult(
         key=entry.key, label=entry.label, family=entry.family, spearman=spearman, pearson=pearson,
         n=n, seconds=time.perf_counter() - started, cached=encoded.from_cache, cosine=cosine,
-        notes=tuple(encoded.notes),
+        notes=tuple(encoded.notes), runtime=encoded.runtime,
     )
 
 

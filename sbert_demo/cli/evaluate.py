@@ -61,8 +61,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             bars.pop(result.key).close()
         results.append(result)
     rows = [[r.key, r.family, x100(r.spearman), x100(r.pearson), r.n, f"{r.seconds:.2f}",
-             "yes" if r.cached else "no", r.error or "; ".join(r.notes)] for r in results]
-    print(format_table(["model", "family", "spearman", "pearson", "pairs", "seconds", "cached", "note"], rows))
+             "yes" if r.cached else "no", r.runtime, r.error or "; ".join(r.notes)] for r in results]
+    print(format_table(["model", "family", "spearman", "pearson", "pairs", "seconds", "cached", "computed with",
+                        "note"], rows))
     if args.json:
         Path(args.json).write_text(json.dumps({r.key: r.as_json() for r in results}, indent=2) + "\n")
         print(f"Wrote {args.json}", file=sys.stderr)
@@ -80,6 +81,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     source.add_argument("--pairs", help="CSV/TSV file of scored pairs (header: sentence1, sentence2, score)")
     evaluate.add_argument("--data-dir", dest="data_dir_sub", help=argparse.SUPPRESS)
     evaluate.add_argument("--json", help="write results as JSON to this file")
-    evaluate.add_argument("--precision", choices=["auto", "bf16", "fp16", "fp32"], default=None)
+    evaluate.add_argument("--precision", choices=["auto", "bf16", "fp16", "fp32", "int8"], default=None,
+                          help="auto: lossless and fastest for this machine (SBERT_DEMO_PRECISION; back-end: SBERT_DEMO_BACKEND)")
     evaluate.add_argument("--batch-size", type=int, default=32)
     evaluate.set_defaults(run=cmd_eval)

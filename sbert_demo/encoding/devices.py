@@ -1,4 +1,4 @@
-"""Which device and which numeric precision to run on.
+"""Which device, back-end and numeric precision to run on.
 
 The decision is a pure function of a :class:`Hardware` description so it can be tested without a
 GPU; :func:`detect_hardware` fills that description from torch on the current machine.
@@ -10,15 +10,27 @@ Precision rules (inference and training):
   MiniLM ~2.6x and mpnet ~3.4x faster with the same STSb Spearman to 0.01. Elsewhere
   bf16 is emulated and slower than fp32, so fp32.
 * Apple MPS: fp32 (autocast on MPS is still incomplete for the ops these models use).
+
+Back-end rules (inference on the CPU; ``SBERT_DEMO_BACKEND`` auto | torch | onnx):
+
+* a CPU with native bf16 keeps PyTorch bf16 (faster than anything below, Spearman unchanged);
+* any other CPU runs transformers with ONNX Runtime (:mod:`.onnx_export`, :mod:`.onnx_encoder`):
+  fp32 for numbers that are reported (STS tab, ``eval``: the same Spearman as PyTorch fp32 to 0.01,
+  ~1.4x faster), int8 weights where speed matters more than the last 0.1 of Spearman (Explore:
+  ``fast=True``). Measured on an AMD EPYC (Zen 3, AVX2, no bf16): see README "Speed".
+* an explicit ``SBERT_DEMO_PRECISION=fp32`` with back-end auto means the plain PyTorch fp32 path;
+  GPUs and word-vector models (GloVe) always run in PyTorch.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
+import platform
 from dataclasses import dataclass
 
-from ..config import PRECISIONS, settings
+from ..config import BACKENDS, INFERENCE_PRECISIONS, settings
 
 logger = logging.getLogger(__name__)
 
@@ -31,13 +43,28 @@ class Hardware:
     mps: bool = False
     cpu_bf16: bool = False
     cpu_threads: int = 1
+    onnx: bool = False  # onnxruntime is installed
+    cpu_name: str = ""
 
 
 @dataclass(frozen=True)
 class DeviceChoice:
     device: str  # "cuda", "mps" or "cpu"
-    precision: str  # "bf16", "fp16" or "fp32"
-    name: str  # human-readable, e.g. "NVIDIA H100 (CUDA, bf16)"
+    precision: str  # "bf16", "fp16", "fp32" or "int8" (ONNX only)
+    name: str  # human-readable, e.g. "NVIDIA H100 (CUDA), bf16"
+    backend: str = "torch"  # "torch" or "onnx"
+
+    @property
+    def runtime(self) -> str:
+        """What produced the numbers, for every place that shows them, e.g. "ONNX Runtime int8, CPU (2 threads)"."""
+        where, _, _ = self.name.rpartition(", ")
+        engine = "ONNX Runtime" if self.backend == "onnx" else "PyTorch"
+        return f"{engine} {self.precision}, {where or self.name}"
+
+    @property
+    def cache_tag(self) -> str:
+        """The part of an embedding-cache key that says how vectors were computed."""
+        return f"{self.backend}|{self.precision}|{self.device}"
 
     @property
     def autocast_dtype(self):
@@ -46,6 +73,17 @@ class DeviceChoice:
         import torch
 
         return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+
+
+def cpu_name() -> str:
+    """The CPU model as /proc/cpuinfo (or the platform) names it."""
+    try:
+        for line in open("/proc/cpuinfo", encoding="ascii", errors="ignore"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def _cpu_has_native_bf16() -> bool:
@@ -77,6 +115,8 @@ def detect_hardware() -> Hardware:
         mps=mps,
         cpu_bf16=_cpu_has_native_bf16(),
         cpu_threads=torch.get_num_threads(),
+        onnx=importlib.util.find_spec("onnxruntime") is not None,
+        cpu_name=cpu_name(),
     )
 
 
@@ -85,19 +125,26 @@ def choose(
     device: str = "auto",
     precision: str = "auto",
     matmul_heavy: bool = True,
+    backend: str = "auto",
+    fast: bool = False,
 ) -> DeviceChoice:
-    """Pick device and precision; explicit requests win when the hardware can honour them.
+    """Pick device, back-end and precision; explicit requests win when the hardware can honour them.
 
-    ``matmul_heavy=False`` (e.g. averaged word vectors) keeps fp32 on "auto": there is nothing for
-    reduced precision to speed up.
+    ``matmul_heavy=False`` (e.g. averaged word vectors) keeps PyTorch fp32: there is nothing for
+    reduced precision to speed up. ``fast=True`` allows a path that trades up to 0.3 Spearman for
+    speed (int8 weights); without it the choice is lossless.
 
     >>> choose(Hardware(cpu_bf16=True)).precision
     'bf16'
     >>> choose(Hardware(cuda=True, cuda_name="T4")).precision
     'fp16'
+    >>> choose(Hardware(onnx=True), fast=True).runtime
+    'ONNX Runtime int8, CPU (1 thread)'
     """
-    if precision not in PRECISIONS:
-        raise ValueError(f"Precision {precision!r} is not valid; choose one of {', '.join(PRECISIONS)}.")
+    if precision not in INFERENCE_PRECISIONS:
+        raise ValueError(f"Precision {precision!r} is not valid; choose one of {', '.join(INFERENCE_PRECISIONS)}.")
+    if backend not in BACKENDS:
+        raise ValueError(f"Back-end {backend!r} is not valid; choose one of {', '.join(BACKENDS)}.")
     if device == "auto":
         device = "cuda" if hardware.cuda else "mps" if hardware.mps else "cpu"
     elif device == "cuda" and not hardware.cuda:
@@ -107,24 +154,52 @@ def choose(
     elif device not in ("cpu", "cuda", "mps"):
         raise ValueError(f"Device {device!r} is not valid; choose auto, cpu, cuda or mps.")
 
-    if precision == "auto":
-        if not matmul_heavy or device == "mps":
-            precision = "fp32"
-        elif device == "cuda":
-            precision = "bf16" if hardware.cuda_bf16 else "fp16"
-        else:
-            precision = "bf16" if hardware.cpu_bf16 else "fp32"
-    elif precision == "fp16" and device == "cpu":
-        raise ValueError("fp16 is not supported on the CPU; use bf16 or fp32.")
-    elif precision == "bf16" and device == "cuda" and not hardware.cuda_bf16:
-        raise ValueError("This GPU has no bf16 support; use fp16 or fp32.")
+    engine = "torch"
+    if not matmul_heavy:
+        precision = "fp32"  # word vectors: one lookup and an average, whatever was asked for the transformers
+    elif device != "cpu":
+        if backend == "onnx" or precision == "int8":
+            raise ValueError("The ONNX back-end (and int8) runs on the CPU here; use device cpu, or back-end auto "
+                             "with precision auto.")
+        if precision == "auto":
+            precision = "fp32" if device == "mps" else "bf16" if hardware.cuda_bf16 else "fp16"
+        elif precision == "bf16" and device == "cuda" and not hardware.cuda_bf16:
+            raise ValueError("This GPU has no bf16 support; use fp16 or fp32.")
+    else:
+        engine, precision = _cpu_choice(hardware, backend, precision, fast)
 
     threads = f"{hardware.cpu_threads} thread{'' if hardware.cpu_threads == 1 else 's'}"
     label = {"cuda": f"{hardware.cuda_name or 'GPU'} (CUDA)", "mps": "Apple GPU (MPS)"}.get(device, f"CPU ({threads})")
-    return DeviceChoice(device=device, precision=precision, name=f"{label}, {precision}")
+    return DeviceChoice(device=device, precision=precision, name=f"{label}, {precision}", backend=engine)
 
 
-def current(matmul_heavy: bool = True, precision: str | None = None) -> DeviceChoice:
-    """The choice for this machine under the current settings (``SBERT_DEMO_DEVICE`` / ``_PRECISION``)."""
+def _cpu_choice(hardware: Hardware, backend: str, precision: str, fast: bool) -> tuple[str, str]:
+    """(back-end, precision) for a transformer on the CPU."""
+    if precision == "fp16":
+        raise ValueError("fp16 is not supported on the CPU; use bf16 or fp32.")
+    wants_onnx = backend == "onnx" or precision == "int8" or (
+        backend == "auto" and precision == "auto" and not hardware.cpu_bf16)
+    if backend == "torch" or not wants_onnx:
+        if precision == "int8":
+            raise ValueError("int8 runs on the ONNX back-end; set the back-end to onnx or auto.")
+        if precision == "auto":
+            precision = "bf16" if hardware.cpu_bf16 else "fp32"
+        return "torch", precision
+    if not hardware.onnx:
+        if backend == "onnx" or precision == "int8":
+            raise ValueError("The ONNX back-end needs onnxruntime, which is not installed: pip install -r requirements.txt.")
+        return "torch", "fp32"
+    if precision == "bf16":
+        raise ValueError("bf16 runs on the PyTorch back-end; use precision fp32 or int8 with ONNX.")
+    if precision == "auto":
+        precision = "int8" if fast else "fp32"
+    return "onnx", precision
+
+
+def current(matmul_heavy: bool = True, precision: str | None = None, fast: bool = False,
+            backend: str | None = None) -> DeviceChoice:
+    """The choice for this machine under the current settings (``SBERT_DEMO_DEVICE`` / ``_PRECISION`` /
+    ``_BACKEND``)."""
     config = settings()
-    return choose(detect_hardware(), config.device, precision or config.precision, matmul_heavy)
+    return choose(detect_hardware(), config.device, precision or config.precision, matmul_heavy,
+                  backend or config.backend, fast)

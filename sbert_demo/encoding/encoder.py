@@ -3,9 +3,11 @@
 What :func:`encode` adds to ``SentenceTransformer.encode``:
 
 * the persistent embedding cache (only texts not seen before are computed; a fully cached call
-  never loads the model or imports torch),
+  never loads the model), keyed by the model's fingerprint and the runtime that computes it,
 * duplicates encoded once,
-* bf16 weights where the hardware makes it fast and accurate (see :mod:`sbert_demo.encoding.devices`),
+* the fastest accurate runtime for the machine (:mod:`sbert_demo.encoding.devices`): bf16 weights
+  on CPUs with native bf16, ONNX Runtime elsewhere (fp32, lossless; int8 weights when the caller
+  passes ``fast=True``, as Explore does); :attr:`Encoded.runtime` says which one computed the vectors,
 * texts sorted by length over the whole call, then encoded in chunks so progress can be reported;
   within a batch sentence-transformers pads only to the longest text (dynamic padding),
 * guard rails: non-strings, empty texts and too many texts are refused with a sentence; texts over
@@ -21,11 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import settings
 from ..models import loading
 from ..models.entries import ModelEntry
 from ..models.registry import Registry, get_registry
-from . import model_cache
+from . import devices, model_cache
 from .embedding_cache import embedding_cache
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ class Encoded:
     cached: int  # texts (after de-duplication) that came from the persistent cache
     computed: int  # texts (after de-duplication) that were encoded now
     seconds: float
+    runtime: str = ""  # what computed the vectors, e.g. "ONNX Runtime fp32, CPU (2 threads)"
     truncated: tuple[int, ...] = ()  # positions in the input that exceeded the model's limit
     empty_vectors: tuple[int, ...] = ()  # positions whose embedding is all zero
 
@@ -82,14 +84,18 @@ def validate_texts(texts: Sequence[str], max_texts: int = MAX_TEXTS) -> list[str
     return list(texts)
 
 
-def cache_key(identity: str, precision: str | None) -> str:
-    """Embeddings depend on the model files and on the numeric precision they were computed in.
+def cache_key(identity: str, runtime: devices.DeviceChoice) -> str:
+    """Embeddings depend on the model files and on the runtime (back-end, precision, device) that computed them."""
+    return f"{identity}|{runtime.cache_tag}"
 
-    The precision *setting* ("auto" included) stands in for the resolved precision so a fully
-    cached lookup needs no torch import; "auto" resolves the same way every time on one machine.
-    """
-    config = settings()
-    return f"{identity}|{precision or config.precision}|{config.device}"
+
+def fingerprint(model: str | ModelEntry, registry: Registry | None = None, fast: bool = False) -> str | None:
+    """What a model's embeddings depend on (its files' identity and the runtime), or None before a
+    Hub model is downloaded: the key for results derived from its embeddings."""
+    entry, _, identity = loading.resolve(model, registry or get_registry())
+    if identity is None:
+        return None
+    return cache_key(identity, model_cache.runtime_for(entry, identity, None, fast))
 
 
 def _token_lengths(model, texts: list[str]) -> list[int] | None:
@@ -106,6 +112,8 @@ def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
 
     ``store`` receives each finished chunk, so an interrupted long run keeps what it computed.
     """
+    if loaded.device.backend == "onnx":
+        return _compute_onnx(loaded, texts, batch_size, progress, done, total, store)
     import torch
 
     model = loaded.model
@@ -131,6 +139,28 @@ def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
     return out, truncated
 
 
+def _compute_onnx(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
+                  progress: Progress | None, done: int, total: int,
+                  store: Callable[[list[str], np.ndarray, set[int]], None] | None) -> tuple[np.ndarray, set[int]]:
+    """:func:`_compute` for an :class:`~.onnx_encoder.OnnxEncoder`: chunks of texts of similar length."""
+    encoder = loaded.model
+    clipped = [t[: encoder.max_seq_length * 100] for t in texts]  # as in _compute: bounds tokenizer work
+    order = np.argsort([-len(t) for t in clipped], kind="stable")
+    out = np.zeros((len(texts), encoder.get_embedding_dimension()), dtype=np.float32)
+    truncated: set[int] = set()
+    step = max(CHUNK, batch_size * encoder.threads)  # every worker gets a batch in each chunk
+    for start in range(0, len(order), step):
+        index = order[start : start + step]
+        vectors, cut = encoder.embed([clipped[i] for i in index], batch_size)
+        out[index] = vectors
+        truncated |= {int(index[j]) for j in cut}
+        if store:
+            store([texts[i] for i in index], vectors, cut)
+        if progress:
+            progress(done + start + len(index), total)
+    return out, truncated
+
+
 def encode(
     model: str | ModelEntry,
     texts: Sequence[str],
@@ -140,8 +170,14 @@ def encode(
     precision: str | None = None,
     use_cache: bool = True,
     progress: Progress | None = None,
+    fast: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> Encoded:
     """Embed ``texts`` with a registry model.
+
+    ``fast=True`` allows the int8 runtime where it is the automatic choice (Spearman within 0.3 of
+    fp32); the default is lossless, for numbers that are reported. ``notify`` hears what is being
+    prepared when a model's ONNX artefact is built (once per model version).
 
     >>> encode("all-MiniLM-L6-v2", ["A man bites a dog.", "A dog bites a man."]).embeddings.shape
     (2, 384)
@@ -152,7 +188,8 @@ def encode(
     entry, status, identity = loading.resolve(model, registry)
     unique = list(dict.fromkeys(texts))
     cache = embedding_cache() if use_cache else None
-    hits = cache.get_many(cache_key(identity, precision), unique) if cache and identity else {}
+    runtime = model_cache.runtime_for(entry, identity, precision, fast)
+    hits = cache.get_many(cache_key(identity, runtime), unique) if cache and identity else {}
     missing = [i for i in range(len(unique)) if i not in hits]
     if progress:
         progress(len(hits), len(unique))
@@ -161,9 +198,9 @@ def encode(
     truncated_unique = {i for i, (_, cut) in hits.items() if cut}
     vectors: np.ndarray | None = None
     if missing:
-        loaded = model_cache.load(entry, registry, precision=precision)
-        identity = loaded.identity
-        key = cache_key(identity, precision)
+        loaded = model_cache.load(entry, registry, precision=precision, fast=fast, notify=notify)
+        identity, runtime = loaded.identity, loaded.device
+        key = cache_key(identity, runtime)
         store = (lambda chunk, chunk_vectors, chunk_cut: cache.put_many(key, chunk, chunk_vectors, chunk_cut)) if cache else None
         computed, cut = _compute(loaded, [unique[i] for i in missing], batch_size, progress, len(hits), len(unique), store)
         dim = computed.shape[1]
@@ -185,6 +222,7 @@ def encode(
         cached=len(hits),
         computed=len(missing),
         seconds=time.perf_counter() - started,
+        runtime=runtime.runtime,
         truncated=tuple(int(i) for i in np.flatnonzero(np.isin(rows, list(truncated_unique)))),
         empty_vectors=tuple(int(i) for i in zero),
     )

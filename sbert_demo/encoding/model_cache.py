@@ -1,8 +1,12 @@
 """Loaded models on a device: the bounded LRU every user of the process shares, and :func:`load`.
 
-:func:`load` resolves an entry (:func:`sbert_demo.models.loading.resolve`), chooses the device and
-precision (:mod:`sbert_demo.encoding.devices`) and returns the model from :class:`ModelCache`,
-building it on first use. Each model is built once even when many users ask at the same moment.
+:func:`load` resolves an entry (:func:`sbert_demo.models.loading.resolve`), chooses the device,
+back-end and precision (:func:`runtime_for`, rules in :mod:`sbert_demo.encoding.devices`) and
+returns the model from :class:`ModelCache`, building it on first use: a ``SentenceTransformer``
+for PyTorch, an :class:`~.onnx_encoder.OnnxEncoder` for ONNX Runtime (its artefact built once per
+model fingerprint, :mod:`.onnx_export`). Each model is built once even when many users ask at the
+same moment. When an ONNX artefact cannot be built, the reason is logged once and the model runs
+in PyTorch fp32 for the rest of the process.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 
 def _size_mb(model: Any) -> float:
+    if hasattr(model, "size_mb"):  # an OnnxEncoder
+        return float(model.size_mb)
     try:
         tensors = [*model.parameters(), *model.buffers()]
         return sum(t.numel() * t.element_size() for t in tensors) / 2**20
@@ -84,20 +90,55 @@ def model_cache() -> ModelCache:
 @dataclass(frozen=True)
 class LoadedModel:
     entry: ModelEntry
-    model: Any  # SentenceTransformer
+    model: Any  # SentenceTransformer (backend "torch") or OnnxEncoder (backend "onnx")
     identity: str
     device: devices.DeviceChoice
 
 
-def load(entry: ModelEntry | str, registry: Registry | None = None, precision: str | None = None) -> LoadedModel:
-    """Load (or fetch from the LRU) the model for ``entry`` on the automatically chosen device."""
-    entry, status, identity = loading.resolve(entry, registry)
-    choice = devices.current(matmul_heavy=entry.kind != "glove", precision=precision)
+_onnx_failures: dict[tuple[str, str], str] = {}  # (identity, precision) -> why, for this process
+_failures_lock = threading.Lock()
+Notify = Callable[[str], None]
 
-    def build():
+
+def runtime_for(entry: ModelEntry, identity: str | None, precision: str | None = None,
+                fast: bool = False) -> devices.DeviceChoice:
+    """Where and how ``entry`` runs now: the settings' choice, unless its ONNX artefact failed to build
+    (int8 then falls back to ONNX fp32, fp32 to PyTorch fp32)."""
+    matmul_heavy = entry.kind != "glove"
+    choice = devices.current(matmul_heavy=matmul_heavy, precision=precision, fast=fast)
+    if choice.backend != "onnx":
+        return choice
+    if (identity, "fp32") in _onnx_failures:
+        return devices.current(matmul_heavy=matmul_heavy, precision="fp32", backend="torch")
+    if (identity, choice.precision) in _onnx_failures:
+        return devices.current(matmul_heavy=matmul_heavy, precision="fp32", backend="onnx")
+    return choice
+
+
+def _remember_failure(entry: ModelEntry, identity: str, precision: str, exc: Exception) -> None:
+    with _failures_lock:
+        if (identity, precision) in _onnx_failures:
+            return
+        _onnx_failures[(identity, precision)] = str(exc)
+    fallback = "ONNX Runtime fp32" if precision == "int8" else "PyTorch fp32"
+    logger.warning("%s runs in %s (or PyTorch fp32, if that fails too): its ONNX %s artefact could not be built "
+                   "(%s: %s)", entry.label, fallback, precision, type(exc).__name__, exc)
+
+
+def load(entry: ModelEntry | str, registry: Registry | None = None, precision: str | None = None,
+         fast: bool = False, notify: Notify | None = None) -> LoadedModel:
+    """Load (or fetch from the LRU) the model for ``entry`` on the automatically chosen runtime.
+
+    ``fast=True`` allows the int8 path where it is the automatic choice (Explore); ``notify``
+    hears what is being prepared when an ONNX artefact has to be built first.
+    """
+    entry, status, identity = loading.resolve(entry, registry)
+    choice = runtime_for(entry, identity, precision, fast)
+
+    def build(choice: devices.DeviceChoice = choice):
         try:
             model = loading.build_model(entry, status, choice.device)
-            if choice.autocast_dtype is not None:
+            if choice.backend == "torch" and choice.autocast_dtype is not None:
                 # Inference only: weights cast once beat autocast's per-operation casts (measured here:
                 # MiniLM 802 vs 734 sentences/s, mpnet 157 vs 140, STSb Spearman unchanged to 0.01).
                 model.to(choice.autocast_dtype)
@@ -108,10 +149,33 @@ def load(entry: ModelEntry | str, registry: Registry | None = None, precision: s
             logger.exception("Loading %s failed", entry.key)
             raise ValueError(f"{entry.label} could not be loaded from {status.where}: {exc}") from exc
 
+    downloaded = None
     if identity is None:  # a Hub model not downloaded yet: download, then fingerprint the snapshot
-        model = build()
+        downloaded = build()
         identity = loading.model_identity(entry, status) or f"hub:{status.hub_id}"
-        model = model_cache().get(f"{identity}:{choice.device}:{choice.precision}", lambda: model)
-    else:
-        model = model_cache().get(f"{identity}:{choice.device}:{choice.precision}", build)
+        choice = runtime_for(entry, identity, precision, fast)
+        if choice.backend == "torch":
+            model = model_cache().get(f"{identity}:{choice.device}:{choice.precision}", lambda: downloaded)
+            return LoadedModel(entry=entry, model=model, identity=identity, device=choice)
+
+    if choice.backend == "onnx":
+        from . import onnx_export
+        from .onnx_encoder import OnnxEncoder
+
+        def build_onnx():
+            say = (lambda step: notify(f"Preparing ONNX Runtime {choice.precision} for {entry.label} "
+                                       f"(once per model version): {step}")) if notify else None
+            folder = onnx_export.ensure_artefact(settings().cache_dir, identity, choice.precision,
+                                                 lambda: downloaded or build(), say)
+            return OnnxEncoder(folder)
+
+        try:
+            model = model_cache().get(f"{identity}:onnx:{choice.precision}", build_onnx)
+            return LoadedModel(entry=entry, model=model, identity=identity, device=choice)
+        except Exception as exc:  # not exportable, export or check failed, disk full ...
+            _remember_failure(entry, identity, choice.precision, exc)
+            if "could not be loaded" in str(exc):  # the model itself is broken: say so, as PyTorch would
+                raise
+            return load(entry, registry, precision, fast, notify)
+    model = model_cache().get(f"{identity}:{choice.device}:{choice.precision}", lambda: build(choice))
     return LoadedModel(entry=entry, model=model, identity=identity, device=choice)

@@ -2,7 +2,9 @@
 
 * :mod:`.similarity` — cosine matrices, within/between-group summaries, rankings (pure numpy);
 * :mod:`.projection` — UMAP / PCA maps and automatic clusters;
-* :mod:`.exploration` — :func:`~.exploration.explore`: all of it for up to four models, as data;
+* :mod:`.numba_cache` — UMAP's numba kernels compiled once per machine, not once per start;
+* :mod:`.exploration` — :func:`~.exploration.explore`: all of it for up to four models, as data, with
+  a bounded cache of finished results;
 * :mod:`.plots` — the Explore tab's figures (pure functions of arrays and labels).
 
 May import: config, shared, plot_style, models, data, encoding.

@@ -13,14 +13,17 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoding.encoder import encode
+from ..encoding.encoder import encode, fingerprint
 from ..models.registry import Registry, get_registry, requested_keys
 from .projection import CLUSTER_METHODS, Clustering, Projection, auto_clusters, cluster_agreement, project_2d
 from .similarity import SimilaritySummary, cosine_matrix, rank_against, summarize
@@ -30,6 +33,43 @@ logger = logging.getLogger(__name__)
 MAX_MODELS = 4  # side-by-side columns stay readable up to four
 MAX_SENTENCES = 500  # beyond this a heatmap is an unreadable blur and slow to draw
 Progress = Callable[[float, str], None]  # (fraction done, what is happening)
+RESULTS_KEPT = 64  # finished per-model explorations kept in memory (each <= ~2 MB at 500 sentences)
+
+
+class ResultCache:
+    """A bounded LRU of finished per-model explorations, keyed by everything they depend on: the model's
+    fingerprint and runtime, the exact sentences and groups, the query and the clustering method.
+
+    The embeddings are in the persistent cache already; this keeps the work after them (similarities,
+    clusters, the UMAP map), so a repeated request (a talk audience opening the same example) costs
+    a dictionary lookup.
+    """
+
+    def __init__(self, size: int = RESULTS_KEPT):
+        self.size = size
+        self._items: OrderedDict[tuple, ModelExploration] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> ModelExploration | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: tuple, result: ModelExploration) -> None:
+        with self._lock:
+            self._items[key] = result
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+results = ResultCache()
 
 
 @dataclass(frozen=True)
@@ -47,6 +87,7 @@ class ModelExploration:
     seconds: float = 0.0
     cached: bool = False
     notes: tuple[str, ...] = ()
+    runtime: str = ""  # what computed the embeddings, e.g. "ONNX Runtime int8, CPU (2 threads)"
 
     def as_json(self, sentences: Sequence[str]) -> dict:
         row: dict = {"key": self.key, "label": self.label, "family": self.family, "error": self.error}
@@ -67,7 +108,7 @@ class ModelExploration:
             "method": projection.method, "note": projection.note,
             "x": [_round(v) for v in projection.coords[:, 0]], "y": [_round(v) for v in projection.coords[:, 1]],
         }
-        row.update(seconds=round(self.seconds, 3), cached=self.cached, notes=list(self.notes))
+        row.update(seconds=round(self.seconds, 3), cached=self.cached, notes=list(self.notes), runtime=self.runtime)
         return row
 
 
@@ -147,10 +188,28 @@ def _explore_one(key: str, sentences: list[str], groups: list[str] | None, query
                  cluster_method: str, registry: Registry, step: Progress) -> ModelExploration:
     entry = registry.get(key)
     started = time.perf_counter()
+    try:
+        identity = fingerprint(entry, registry, fast=True)
+    except ValueError as exc:
+        return ModelExploration(entry.key, entry.label, entry.family, error=str(exc))
+    cache_key = None if identity is None else (identity, tuple(sentences), None if groups is None else tuple(groups),
+                                               query_index, cluster_method)
+    done = results.get(cache_key) if cache_key else None
+    if done is not None:
+        return dataclasses.replace(done, seconds=time.perf_counter() - started, cached=True)
+    result = _compute_one(entry, sentences, groups, query_index, cluster_method, registry, step, started)
+    if cache_key and result.error is None:
+        results.put(cache_key, result)
+    return result
+
+
+def _compute_one(entry, sentences: list[str], groups: list[str] | None, query_index: int, cluster_method: str,
+                 registry: Registry, step: Progress, started: float) -> ModelExploration:
     step(0.0, f"{entry.label}: encoding")
     try:
-        encoded = encode(entry, sentences, registry=registry,
-                         progress=lambda done, total: step(0.6 * done / max(total, 1), f"{entry.label}: encoding"))
+        encoded = encode(entry, sentences, registry=registry, fast=True,
+                         progress=lambda done, total: step(0.6 * done / max(total, 1), f"{entry.label}: encoding"),
+                         notify=lambda what: step(0.0, what))
     except ValueError as exc:
         return ModelExploration(entry.key, entry.label, entry.family, error=str(exc))
     sim = cosine_matrix(encoded.embeddings)
@@ -172,6 +231,7 @@ def _explore_one(key: str, sentences: list[str], groups: list[str] | None, query
         key=entry.key, label=entry.label, family=entry.family, sim=sim, summary=summary,
         ranking=ranking, projection=projection, clustering=clustering, agreement=agreement,
         seconds=time.perf_counter() - started, cached=encoded.from_cache, notes=tuple(notes),
+        runtime=encoded.runtime,
     )
 
 
@@ -184,7 +244,7 @@ def rankings(sentences: Sequence[str], model_keys: Sequence[str], query_index: i
     out = []
     for key in keys:
         entry = registry.get(key)
-        sim = cosine_matrix(encode(entry, sentences, registry=registry).embeddings)
+        sim = cosine_matrix(encode(entry, sentences, registry=registry, fast=True).embeddings)
         out.append((entry.key, entry.label, rank_against(sim, query_index)))
     return out
 

@@ -1,7 +1,8 @@
 """2-D maps (UMAP, or PCA for few sentences) and automatic clustering of sentence embeddings.
 
-umap-learn compiles its numba kernels on first use, which takes seconds; the app calls
-:func:`warm_up` in a background thread at start-up so the first map a user asks for is quick.
+umap-learn compiles its numba kernels on first use (~50 s on two cores); they are cached on disk
+(:mod:`.numba_cache`), so only the first start ever compiles them, and the app calls :func:`warm_up`
+in a background thread at start-up so the first map a user asks for is quick.
 
 Example::
 
@@ -87,6 +88,9 @@ def _pca_2d(unit: np.ndarray) -> np.ndarray:
 
 
 def _umap_2d(unit: np.ndarray, random_state: int) -> np.ndarray:
+    from . import numba_cache
+
+    numba_cache.enable()
     import umap
 
     reducer = umap.UMAP(

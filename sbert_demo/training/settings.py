@@ -250,7 +250,10 @@ def training_device(precision: str, kind: str, hardware: devices.Hardware | None
         hardware = replace(devices.detect_hardware(), cpu_threads=torch.get_num_threads())
     config = settings()
     precision = config.precision if precision == "auto" else precision
-    choice = devices.choose(hardware, device or config.device, precision, matmul_heavy=kind != "glove")
+    if precision == "int8":  # an inference-only setting (ONNX weights); training follows the hardware
+        precision = "auto"
+    choice = devices.choose(hardware, device or config.device, precision, matmul_heavy=kind != "glove",
+                            backend="torch")
     if choice.device == "mps" and choice.precision != "fp32":
         raise ValueError("Mixed-precision training on Apple MPS is not supported; use precision fp32 or auto.")
     return choice

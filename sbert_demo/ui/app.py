@@ -107,9 +107,11 @@ def _warm_up() -> None:
 
     try:
         hub_reachable()  # answer the (time-boxed) Hub probe before the first page load asks
-        encode(DEFAULT_MODEL, ["Warming up the default model."], use_cache=False)
+        encode(DEFAULT_MODEL, ["Warming up the default model."], use_cache=False)  # the STS tab's runtime
+        encode(DEFAULT_MODEL, ["Warming up the default model."], use_cache=False, fast=True)  # Explore's
         warm_up()
-        logger.info("Warm-up finished: %s loaded, UMAP compiled.", DEFAULT_MODEL)
+        logger.info("Warm-up finished: %s loaded (ONNX artefacts built if this CPU uses them), UMAP compiled.",
+                    DEFAULT_MODEL)
     except Exception:  # a failed warm-up only means the first request does the loading itself
         logger.exception("Background warm-up failed")
 

@@ -60,7 +60,8 @@ def summary_table(data: dict) -> str:
     grouped = data.get("groups") is not None
     rows = []
     for model in data.get("models", []):
-        name = f'<td class="model-cell">{esc(model["label"])} {badge(model["family"])}</td>'
+        runtime = f'<div class="muted runtime">{esc(model["runtime"])}</div>' if model.get("runtime") else ""
+        name = f'<td class="model-cell">{esc(model["label"])} {badge(model["family"])}{runtime}</td>'
         if model.get("error"):
             rows.append(f'<tr>{name}<td colspan="6" class="muted">Skipped: {esc(model["error"])}</td></tr>')
             continue

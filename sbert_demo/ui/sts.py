@@ -22,7 +22,7 @@ from .model_select import Refresher, default_models, model_dropdown, picker
 DATASETS = [("STSb dev", "dev"), ("STSb test", "test"),
             ("Upload scored pairs", "upload")]
 MAX_MODELS = 8  # one scatter slot each
-HEADERS = ["model", "family", "Spearman x100", "Pearson x100", "pairs", "seconds", "cached", "note"]
+HEADERS = ["model", "family", "Spearman x100", "Pearson x100", "pairs", "seconds", "cached", "computed with", "note"]
 
 
 # --- handlers ------------------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def _x100(value: float | None) -> str:
 def result_row(result: StsResult) -> list[str]:
     note = result.error or "; ".join(result.notes)
     return [result.label, result.family, _x100(result.spearman), _x100(result.pearson), f"{result.n:,}",
-            f"{result.seconds:.2f}", "yes" if result.cached else "no", note]
+            f"{result.seconds:.2f}", "yes" if result.cached else "no", result.runtime, note]
 
 
 def _table(results: list[StsResult]) -> dict:

@@ -1,0 +1,183 @@
+"""The ONNX Runtime path: runtime choice, artefacts (built once, checked, rebuilt when damaged),
+the same embeddings as plain sentence-transformers, fallback to PyTorch, and labels on every number.
+
+Tiny random BERTs keep this fast; tests/test_reference_slow.py checks the real models' Spearman.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pytest
+
+from sbert_demo.encoding import devices, model_cache, onnx_export
+from sbert_demo.encoding.devices import Hardware, choose
+from sbert_demo.encoding.encoder import encode
+from sbert_demo.encoding.onnx_encoder import OnnxEncoder
+
+AVX2 = Hardware(cpu_bf16=False, onnx=True, cpu_threads=2)
+TEXTS = ["A man is playing a guitar.", "A person plays the guitar.", "Dogs run in the snow.",
+         "The market fell after the news.", "¿Dónde está la estación? 🚆", "x " * 300]
+
+
+@pytest.mark.parametrize("hardware, kwargs, expected", [
+    (AVX2, {}, ("onnx", "fp32")),  # lossless by default
+    (AVX2, {"fast": True}, ("onnx", "int8")),
+    (AVX2, {"precision": "fp32"}, ("torch", "fp32")),  # an explicit fp32 means plain PyTorch
+    (AVX2, {"precision": "int8"}, ("onnx", "int8")),
+    (AVX2, {"backend": "torch", "fast": True}, ("torch", "fp32")),
+    (AVX2, {"backend": "onnx"}, ("onnx", "fp32")),
+    (Hardware(cpu_bf16=True, onnx=True), {"fast": True}, ("torch", "bf16")),  # bf16 stays where it is native
+    (Hardware(cpu_bf16=True, onnx=True), {"backend": "onnx"}, ("onnx", "fp32")),
+    (Hardware(onnx=False), {"fast": True}, ("torch", "fp32")),  # no onnxruntime: plain PyTorch
+    (Hardware(cuda=True, cuda_bf16=True, onnx=True), {"fast": True}, ("torch", "bf16")),
+    (AVX2, {"matmul_heavy": False, "fast": True}, ("torch", "fp32")),  # word vectors
+    (AVX2, {"matmul_heavy": False, "precision": "int8"}, ("torch", "fp32")),
+])
+def test_runtime_choice(hardware, kwargs, expected):
+    choice = choose(hardware, **kwargs)
+    assert (choice.backend, choice.precision) == expected
+    engine = "ONNX Runtime" if expected[0] == "onnx" else "PyTorch"
+    assert choice.runtime.startswith(f"{engine} {expected[1]}, ")
+
+
+@pytest.mark.parametrize("hardware, kwargs, words", [
+    (AVX2, {"backend": "torch", "precision": "int8"}, "int8 runs on the ONNX back-end"),
+    (AVX2, {"backend": "onnx", "precision": "bf16"}, "bf16 runs on the PyTorch back-end"),
+    (Hardware(onnx=False), {"backend": "onnx"}, "needs onnxruntime"),
+    (Hardware(cuda=True, onnx=True), {"device": "cuda", "backend": "onnx"}, "runs on the CPU"),
+    (AVX2, {"backend": "tensorrt"}, "not valid"),
+])
+def test_impossible_runtime_requests_are_sentences(hardware, kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        choose(hardware, **kwargs)
+
+
+@pytest.fixture
+def onnx_auto(monkeypatch):
+    """The app's defaults on a CPU without native bf16 (like the AMD EPYC this was measured on)."""
+    monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
+    monkeypatch.setattr(devices, "detect_hardware", lambda: AVX2)
+
+
+def test_onnx_fp32_matches_plain_sentence_transformers(tiny_sbert, tiny_sbert_in_models, onnx_auto, plain_sbert,
+                                                       tiny_bert, isolated):
+    result = encode(tiny_sbert_in_models, TEXTS, use_cache=False)
+    assert result.runtime == "ONNX Runtime fp32, CPU (2 threads)"
+    plain = plain_sbert(tiny_bert, "mean").encode(TEXTS, normalize_embeddings=True)
+    assert np.allclose(result.embeddings, plain, atol=1e-5)
+    assert result.truncated == (5,)  # the 300-word text is past the tiny model's 64 tokens, as in PyTorch
+    torch_result = encode(tiny_sbert_in_models, TEXTS, use_cache=False, precision="fp32")
+    assert torch_result.runtime.startswith("PyTorch fp32") and torch_result.truncated == (5,)
+    folders = list((isolated.cache_dir / "onnx").glob("*/fp32"))
+    assert len(folders) == 1 and onnx_export.read_manifest(folders[0])["dimension"] == 32
+
+
+def test_tokens_match_sentence_transformers(tiny_sbert, plain_sbert, tiny_bert, tmp_path):
+    folder = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", lambda: plain_sbert(tiny_bert, "mean", cached=False))
+    encoder = OnnxEncoder(folder)
+    texts = ["Hello WORLD", "  padded  ", "naïve café", "emoji 🚆 here", "<b>tag</b>", "a " * 100]
+    ids, cut = encoder.tokenize(texts)
+    reference = plain_sbert(tiny_bert, "mean").preprocess(texts)
+    for row, tokens in enumerate(ids):
+        expected = reference["input_ids"][row][reference["attention_mask"][row].bool()].tolist()
+        assert tokens == expected
+    assert cut == {5}
+
+
+@pytest.mark.parametrize("pooling", ["cls", "max"])
+def test_other_poolings_export_exactly(pooling, plain_sbert, tiny_bert, tmp_path):
+    model = plain_sbert(tiny_bert, pooling, cached=False)
+    folder = onnx_export.ensure_artefact(tmp_path, f"tiny-{pooling}", "fp32", lambda: model)
+    vectors, _ = OnnxEncoder(folder).embed(TEXTS[:5])
+    assert np.allclose(vectors, model.encode(TEXTS[:5], normalize_embeddings=True), atol=1e-5)
+
+
+def test_artefact_is_built_once_and_rebuilt_when_damaged(plain_sbert, tiny_bert, tmp_path, caplog):
+    builds = []
+
+    def build():
+        builds.append(1)
+        return plain_sbert(tiny_bert, "mean", cached=False)
+
+    folder = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", build)
+    assert onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", build) == folder and len(builds) == 1
+    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]  # no temporary folders left
+
+    with open(folder / onnx_export.GRAPH, "r+b") as graph:  # flip bytes in the middle: a damaged file
+        graph.seek(graph.seek(0, 2) // 2)
+        graph.write(b"\0" * 64)
+    assert onnx_export.read_manifest(folder) is None
+    with caplog.at_level(logging.WARNING):
+        onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", build)
+    assert len(builds) == 2 and onnx_export.read_manifest(folder) is not None
+    assert "Rebuilt the damaged or outdated ONNX artefact" in caplog.text
+
+    (folder / onnx_export.MANIFEST).unlink()  # an interrupted build (no manifest): rebuilt too
+    onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", build)
+    assert len(builds) == 3
+    manifest = json.loads((folder / onnx_export.MANIFEST).read_text())
+    assert manifest["precision"] == "fp32" and manifest["check_max_pair_drift"] <= onnx_export.MAX_PAIR_DRIFT["fp32"]
+
+
+def test_int8_is_checked_against_pytorch(plain_sbert, tiny_bert, tmp_path):
+    model = plain_sbert(tiny_bert, "mean", cached=False)
+    try:
+        folder = onnx_export.ensure_artefact(tmp_path, "tiny", "int8", lambda: model)
+    except onnx_export.ExportError as exc:  # refused: recorded, so the next start does not retry
+        with pytest.raises(onnx_export.ExportError, match="differ"):
+            onnx_export.ensure_artefact(tmp_path, "tiny", "int8", lambda: pytest.fail("rebuilt a refused artefact"))
+        assert "differ" in str(exc)
+        return
+    vectors, _ = OnnxEncoder(folder).embed(list(onnx_export.PROBES))
+    reference = model.encode(list(onnx_export.PROBES), normalize_embeddings=True)
+    drift = np.abs(vectors @ vectors.T - reference @ reference.T).max()
+    assert drift <= onnx_export.MAX_PAIR_DRIFT["int8"]
+    assert OnnxEncoder(folder).size_mb < OnnxEncoder(tmp_path / "onnx" / "tiny" / "fp32").size_mb
+
+
+def test_failed_export_falls_back_to_pytorch_once(tiny_sbert_in_models, onnx_auto, monkeypatch, caplog, plain_sbert,
+                                                  tiny_bert):
+    def broken(*args, **kwargs):
+        raise onnx_export.ExportError("the exporter is broken in this test")
+
+    monkeypatch.setattr(onnx_export, "_export_fp32", broken)
+    with caplog.at_level(logging.WARNING):
+        first = encode(tiny_sbert_in_models, TEXTS[:3], use_cache=False)
+        second = encode(tiny_sbert_in_models, TEXTS[:3], use_cache=False)
+    assert first.runtime.startswith("PyTorch fp32") and second.runtime.startswith("PyTorch fp32")
+    assert caplog.text.count("the exporter is broken in this test") == 1  # logged once
+    plain = plain_sbert(tiny_bert, "mean").encode(TEXTS[:3], normalize_embeddings=True)
+    assert np.allclose(first.embeddings, plain, atol=1e-5)
+
+
+def test_cache_keys_and_labels_follow_the_runtime(tiny_sbert_in_models, onnx_auto, isolated):
+    from sbert_demo.encoding.embedding_cache import embedding_cache
+
+    lossless = encode(tiny_sbert_in_models, TEXTS[:4])
+    again = encode(tiny_sbert_in_models, TEXTS[:4])
+    assert again.from_cache and again.runtime == lossless.runtime == "ONNX Runtime fp32, CPU (2 threads)"
+    fast = encode(tiny_sbert_in_models, TEXTS[:4], fast=True)
+    assert not fast.from_cache or fast.runtime == lossless.runtime  # computed again unless int8 fell back to fp32
+    identity = model_cache.load(tiny_sbert_in_models).identity
+    assert embedding_cache().count(f"{identity}|onnx|fp32|cpu") == 4
+    assert embedding_cache().count(f"{identity}|torch|fp32|cpu") == 0
+
+
+def test_explore_repeats_come_from_the_result_cache(tiny_sbert_in_models, onnx_auto):
+    from sbert_demo.explore.exploration import explore
+
+    sentences = ["A cat sleeps.", "A kitten naps.", "Stocks fell.", "Markets dropped.", "It rains."]
+    first = explore(sentences, None, [tiny_sbert_in_models, "glove-6b-50d"])
+    second = explore(sentences, None, [tiny_sbert_in_models, "glove-6b-50d"])
+    assert [m.cached for m in second.models] == [True, True]
+    for a, b in zip(first.models, second.models):
+        assert np.array_equal(a.sim, b.sim) and a.ranking == b.ranking
+        assert np.array_equal(a.projection.coords, b.projection.coords)
+    assert first.models[1].runtime.startswith("PyTorch fp32")  # GloVe: word vectors stay in PyTorch
+    assert first.models[0].runtime.startswith("ONNX Runtime")
+    assert second.as_json()["models"][0]["runtime"] == first.models[0].runtime
+    other = explore(sentences[:4], None, [tiny_sbert_in_models])  # different sentences: computed afresh
+    assert not other.models[0].cached or other.models[0].sim.shape == (4, 4)
