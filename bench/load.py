@@ -50,12 +50,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_app(port: int, models_dir: str) -> subprocess.Popen:
+def start_app(port: int, models_dir: str, link: tuple[str, ...] = ("onnx", "numba", "models")) -> subprocess.Popen:
+    """The app on loopback with its own models folder and cache folder; ``link`` names the parts of
+    the user's cache folder it reuses (built once per machine); the embeddings always start empty."""
     cache = Path(models_dir) / "cache"
-    cache.mkdir()
-    for shared in ("onnx", "numba", "models"):  # built once per machine; embeddings start empty
+    cache.mkdir(exist_ok=True)
+    for shared in link:
         source = settings().cache_dir / shared
-        if source.exists():
+        if source.exists() and not (cache / shared).exists():
             (cache / shared).symlink_to(source, target_is_directory=True)
     env = {**os.environ, "SBERT_DEMO_MODELS": models_dir, "SBERT_DEMO_CACHE": str(cache),
            "GRADIO_ANALYTICS_ENABLED": "False"}
@@ -92,22 +94,37 @@ def unseen_sets() -> list[str]:
     return list(dict.fromkeys([*train.sentences1, *train.sentences2]))
 
 
-def run_phase(url: str, clients: int, seconds: float, text_for) -> tuple[list[float], list[str]]:
-    """``clients`` users sending ``text_for(client, request)`` to /explore back to back for ``seconds``."""
+DEFAULT_TEXT = EXAMPLE_SETS[DEFAULT_EXAMPLE].text
+_pool: list[str] = []
+
+
+def default_request(client: int, request: int) -> str:
+    return DEFAULT_TEXT
+
+
+def unseen_request(client: int, request: int) -> str:
+    """A 20-sentence set no other request sends (distinct STSb train sentences)."""
+    if not _pool:
+        _pool.extend(unseen_sets())
+    start = ((client * 50 + request) * UNSEEN_SIZE) % (len(_pool) - UNSEEN_SIZE)
+    return "\n".join(_pool[start : start + UNSEEN_SIZE])
+
+
+def _user_group(url: str, numbers: list[int], stop_at: float, text_for, models: list[str]):
+    """Users ``numbers`` as threads of one process, each with its own client, until ``stop_at``."""
     from gradio_client import Client
 
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
-    stop_at = time.monotonic() + seconds
 
     def user(number: int) -> None:
         client = Client(url, verbose=False)
         request = 0
-        while time.monotonic() < stop_at:
+        while time.time() < stop_at:
             started = time.perf_counter()
             try:
-                client.predict(text_for(number, request), MODELS, 0, "groups", "kmeans", api_name="/explore")
+                client.predict(text_for(number, request), models, 0, "groups", "kmeans", api_name="/explore")
                 with lock:
                     latencies.append(time.perf_counter() - started)
             except Exception as exc:  # every failure counts as an error of the phase
@@ -115,12 +132,33 @@ def run_phase(url: str, clients: int, seconds: float, text_for) -> tuple[list[fl
                     errors.append(f"{type(exc).__name__}: {exc}"[:200])
             request += 1
 
-    threads = [threading.Thread(target=user, args=(i,), daemon=True) for i in range(clients)]
-    time.sleep(0)  # all users start together
+    threads = [threading.Thread(target=user, args=(i,), daemon=True) for i in numbers]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    return latencies, errors
+
+
+def run_phase(url: str, clients: int, seconds: float, text_for) -> tuple[list[float], list[str]]:
+    """``clients`` users sending ``text_for(client, request)`` to /explore back to back for ``seconds``.
+
+    Users run as threads in groups of 10 per process (50 users in one Python process would measure
+    the client's GIL, not the server): a talk audience is 50 separate browsers.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    stop_at = time.time() + seconds
+    groups = [list(range(start, min(start + 10, clients))) for start in range(0, clients, 10)]
+    if len(groups) == 1:
+        return _user_group(url, groups[0], stop_at, text_for, MODELS)
+    latencies: list[float] = []
+    errors: list[str] = []
+    with ProcessPoolExecutor(len(groups)) as pool:
+        for got, failed in pool.map(_user_group, [url] * len(groups), groups, [stop_at] * len(groups),
+                                    [text_for] * len(groups), [MODELS] * len(groups)):
+            latencies += got
+            errors += failed
     return latencies, errors
 
 
@@ -147,11 +185,26 @@ def cancel_training(url: str) -> None:
     Client(url, verbose=False).predict(api_name="/train_cancel")
 
 
-def report(name: str, latencies: list[float], errors: list[str], seconds: float, single: float | None) -> float:
+SERVER = None  # psutil.Process of the app, for its CPU time per request
+
+
+def server_cpu() -> float:
+    if SERVER is None:
+        return 0.0
+    times = SERVER.cpu_times()
+    return times.user + times.system
+
+
+def report(name: str, latencies: list[float], errors: list[str], seconds: float, single: float | None,
+           cpu: float = 0.0) -> float:
     p50, p95 = (np.percentile(latencies, [50, 95]) if latencies else (float("nan"), float("nan")))
     ratio = f", p95 / single user {p95 / single:5.1f}x" if single else ""
     print(f"{name:<30} served {len(latencies):5d} requests ({len(latencies) / seconds:5.2f}/s), "
           f"errors {len(errors)}, p50 {p50:6.2f} s, p95 {p95:6.2f} s{ratio}", flush=True)
+    if cpu and latencies:
+        print(f"{'':30} app CPU {cpu / len(latencies) * 1000:6.1f} ms per request: the app alone could serve "
+              f"~{os.cpu_count() * len(latencies) / cpu:5.1f} requests/s on {os.cpu_count()} cores; the rest of "
+              f"the machine ran the {name.split()[0]} simulated users", flush=True)
     for error in sorted(set(errors))[:5]:
         print(f"    error: {error}")
     return float(p95)
@@ -186,22 +239,16 @@ def main() -> None:
     hardware = devices.detect_hardware()
     print(f"CPU: {hardware.cpu_name}, native bf16: {'yes' if hardware.cpu_bf16 else 'no'}; models: "
           f"{', '.join(MODELS)}; example: {DEFAULT_EXAMPLE}", flush=True)
-    default_text = EXAMPLE_SETS[DEFAULT_EXAMPLE].text
-    pool = unseen_sets()
-    counter = iter(range(10**9))
-    lock = threading.Lock()
-
-    def unseen(client: int, request: int) -> str:
-        with lock:
-            number = next(counter)
-        start = (number * UNSEEN_SIZE) % (len(pool) - UNSEEN_SIZE)
-        return "\n".join(pool[start : start + UNSEEN_SIZE])
-
+    default_text = DEFAULT_TEXT
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     phases = args.phases.split(",")
     with tempfile.TemporaryDirectory(prefix="sbert-load-") as models_dir:
         server = start_app(port, models_dir)
+        global SERVER
+        import psutil
+
+        SERVER = psutil.Process(server.pid)
         try:
             wait_ready(url)
             from gradio_client import Client
@@ -211,22 +258,25 @@ def main() -> None:
             print(f"first default request after start: {time.perf_counter() - started:.2f} s", flush=True)
             single = None
             if "single" in phases:
-                latencies, errors = run_phase(url, 1, min(args.seconds, 20), lambda c, r: default_text)
+                latencies, errors = run_phase(url, 1, min(args.seconds, 20), default_request)
                 single = float(np.median(latencies)) if latencies else None
                 report("single user, default request", latencies, errors, min(args.seconds, 20), None)
                 print(f"single user, default request, in-process (no HTTP): median "
                       f"{in_process_repeat(MODELS):.3f} s", flush=True)
             if "audience" in phases:
-                report(f"{args.clients} users, default request",
-                       *run_phase(url, args.clients, args.seconds, lambda c, r: default_text), args.seconds, single)
+                before = server_cpu()
+                result = run_phase(url, args.clients, args.seconds, default_request)
+                report(f"{args.clients} users, default request", *result, args.seconds, single, server_cpu() - before)
             if "unseen" in phases:
-                report(f"{args.clients} users, own {UNSEEN_SIZE}-sentence sets",
-                       *run_phase(url, args.clients, args.seconds, unseen), args.seconds, single)
+                before = server_cpu()
+                result = run_phase(url, args.clients, args.seconds, unseen_request)
+                report(f"{args.clients} users, own {UNSEEN_SIZE}-sentence sets", *result, args.seconds, single,
+                       server_cpu() - before)
             if args.with_training:
                 start_training(url)
                 while training_status(url).get("state") in ("starting", "idle"):
                     time.sleep(1)  # measure while the job really trains, not while its process starts
-                busy = run_phase(url, 20, args.seconds, unseen)
+                busy = run_phase(url, 20, args.seconds, unseen_request)
                 state = training_status(url)
                 cancel_training(url)
                 print(f"training during the last phase: state {state.get('state')}, "

@@ -88,9 +88,12 @@ def read_manifest(folder: Path) -> dict | None:
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         graph = folder / GRAPH
-        if manifest.get("format") != FORMAT or graph.stat().st_size != manifest["graph_bytes"]:
+        stat = graph.stat()
+        if manifest.get("format") != FORMAT or stat.st_size != manifest["graph_bytes"]:
             return None
-        if _sha256(graph) != manifest["graph_sha256"]:
+        # The checksum is read when the file is not exactly as written (size and modification time);
+        # hashing mpnet's 420 MB graph at every start would cost a second or two.
+        if stat.st_mtime_ns != manifest.get("graph_mtime_ns") and _sha256(graph) != manifest["graph_sha256"]:
             return None
         return manifest
     except (OSError, ValueError, KeyError, TypeError):
@@ -250,6 +253,7 @@ def _write_manifest(model: Any, folder: Path, precision: str, lowest: float | No
     graph = folder / GRAPH
     manifest = {
         "format": FORMAT, "precision": precision, "graph_bytes": graph.stat().st_size, "graph_sha256": _sha256(graph),
+        "graph_mtime_ns": graph.stat().st_mtime_ns,
         "max_seq_length": int(model.max_seq_length), "dimension": int(model.get_embedding_dimension()),
         "check_max_pair_drift": None if lowest is None else round(lowest, 6), "build_seconds": round(seconds, 1),
         "onnxruntime": onnxruntime.__version__,

@@ -159,6 +159,21 @@ def check_request(sentences: Sequence[str], model_keys: Sequence[str], query_ind
     return keys
 
 
+def request_key(sentences: Sequence[str], groups: Sequence[str] | None, model_keys: Sequence[str],
+                query_index: int, cluster_method: str, registry: Registry | None = None) -> tuple | None:
+    """Everything an exploration's result depends on (models by fingerprint and runtime), for caches of
+    what is drawn from it; None when a model is unknown or not downloaded yet (nothing to cache)."""
+    registry = registry or get_registry()
+    try:
+        keys = requested_keys(model_keys)
+        prints = tuple(fingerprint(registry.get(key), registry, fast=True) for key in keys)
+    except ValueError:
+        return None
+    if None in prints:
+        return None
+    return (prints, tuple(sentences), None if groups is None else tuple(groups), query_index, cluster_method)
+
+
 def explore(sentences: Sequence[str], groups: Sequence[str] | None, model_keys: Sequence[str],
             query_index: int = 0, cluster_method: str = "kmeans", registry: Registry | None = None,
             progress: Progress | None = None) -> Exploration:

@@ -53,7 +53,7 @@ def model_identity(entry: ModelEntry, status: Availability) -> str | None:
     else:
         signature = _stat_signature(location)
     digest = hashlib.sha256()
-    for part in (ENCODING_VERSION, entry.kind, entry.pooling or "", str(location), *signature):
+    for part in (ENCODING_VERSION, entry.kind, entry.pooling or "", str(Path(location).resolve()), *signature):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()[:32]
 

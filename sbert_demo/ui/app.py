@@ -104,14 +104,20 @@ def _warm_up() -> None:
     from ..encoding.encoder import encode
     from ..explore.projection import warm_up
     from ..hub import hub_reachable
+    from ..models.registry import get_registry
+    from .explore import DEFAULT_MODELS
 
     try:
-        hub_reachable()  # answer the (time-boxed) Hub probe before the first page load asks
+        # The (time-boxed) Hub probe is answered beside the rest, before the first page load asks.
+        threading.Thread(target=hub_reachable, name="sbert-demo-hub-probe", daemon=True).start()
+        warm_up()  # UMAP's kernels (from the compile cache after the first start): the first map needs them
+        registry = get_registry()
+        for key in DEFAULT_MODELS:  # the first page's models in Explore's runtime, so the first map waits for none
+            if registry.availability(key).available:
+                encode(key, ["Warming up."], use_cache=False, fast=True)
         encode(DEFAULT_MODEL, ["Warming up the default model."], use_cache=False)  # the STS tab's runtime
-        encode(DEFAULT_MODEL, ["Warming up the default model."], use_cache=False, fast=True)  # Explore's
-        warm_up()
-        logger.info("Warm-up finished: %s loaded (ONNX artefacts built if this CPU uses them), UMAP compiled.",
-                    DEFAULT_MODEL)
+        logger.info("Warm-up finished: Explore's default models loaded (ONNX artefacts built if this CPU "
+                    "uses them), UMAP compiled.")
     except Exception:  # a failed warm-up only means the first request does the loading itself
         logger.exception("Background warm-up failed")
 

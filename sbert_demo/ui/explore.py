@@ -7,12 +7,16 @@ The Run button's endpoint (``api_name="explore"``) returns the same numbers as J
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import gradio as gr
+from gradio.components.plot import PlotData
 
 from ..data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, get_example
 from ..data.sentences import parse_sentences, read_sentence_file
 from ..explore import plots
-from ..explore.exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings
+from ..explore.exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings, request_key
 from ..explore.similarity import group_order
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
@@ -53,11 +57,24 @@ def query_choices(text: str, current: int | None) -> dict:
     return gr.update(choices=choices, value=value)
 
 
+FIGURES_KEPT = 32  # finished Explore pages (figures and tables) kept in memory, ~0.15 MB each
+_pages: OrderedDict[tuple, list] = OrderedDict()
+_pages_lock = threading.Lock()
+
+
 @user_errors
 def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: str, cluster_method: str,
                 progress=gr.Progress()) -> list:
     parsed = parse_sentences(text or "")
     query_index = query if isinstance(query, int) and 0 <= query < len(parsed.sentences) else 0
+    # A repeated request (a talk audience opening the same example) gets the page already drawn: the
+    # key holds each model's fingerprint and runtime, so a retrained model is never shown stale.
+    key = request_key(parsed.sentences, parsed.groups, model_keys or [], query_index, cluster_method)
+    key = None if key is None else (key, tuple(parsed.notes), colour_by)
+    with _pages_lock:
+        if key in _pages:
+            _pages.move_to_end(key)
+            return list(_pages[key])
     result = explore(parsed.sentences, parsed.groups, model_keys or [], query_index, cluster_method,
                      progress=lambda fraction, what: progress(fraction, desc=what))
     warn_once_about_the_cache()
@@ -67,7 +84,19 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
     for slot in range(MAX_MODELS):
         model = result.models[slot] if slot < len(result.models) else None
         outputs += _slot_outputs(result, data, slot, model, colour_by, zmin, zmax)
+    if key is not None and not any(m.error for m in result.models):
+        # Kept as Gradio's own serialised form (PlotData: the figure's JSON), which gr.Plot passes
+        # through as it is: a repeat costs neither drawing nor serialising the figures again.
+        outputs = [PlotData(type="plotly", plot=o.to_json()) if _is_figure(o) else o for o in outputs]
+        with _pages_lock:
+            _pages[key] = outputs
+            while len(_pages) > FIGURES_KEPT:
+                _pages.popitem(last=False)
     return outputs
+
+
+def _is_figure(value) -> bool:
+    return type(value).__module__.startswith("plotly") and hasattr(value, "to_json")
 
 
 @user_errors
