@@ -38,6 +38,8 @@ Fixtures for models and data:
 
 from __future__ import annotations
 
+import sys
+
 import os
 import shutil
 import string
@@ -101,6 +103,10 @@ def reset_singletons() -> None:
     model_cache.model_cache.reset()
     model_cache._onnx_failures.clear()
     exploration.results.clear()
+    explore_tab = sys.modules.get("sbert_demo.ui.explore")  # only when a test imported it (gradio)
+    if explore_tab is not None:
+        with explore_tab._pages_lock:
+            explore_tab._pages.clear()
     with embedding_cache._caches_lock:
         embedding_cache._caches.clear()
     hub._probe_result = None

@@ -87,9 +87,9 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
     if key is not None and not any(m.error for m in result.models):
         # Kept as Gradio's own serialised form (PlotData: the figure's JSON), which gr.Plot passes
         # through as it is: a repeat costs neither drawing nor serialising the figures again.
-        outputs = [PlotData(type="plotly", plot=o.to_json()) if _is_figure(o) else o for o in outputs]
+        kept = [PlotData(type="plotly", plot=o.to_json()) if _is_figure(o) else o for o in outputs]
         with _pages_lock:
-            _pages[key] = outputs
+            _pages[key] = kept
             while len(_pages) > FIGURES_KEPT:
                 _pages.popitem(last=False)
     return outputs
