@@ -38,11 +38,10 @@ Fixtures for models and data:
 
 from __future__ import annotations
 
-import sys
-
 import os
 import shutil
 import string
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -155,8 +155,13 @@ def choose(
         raise ValueError(f"Device {device!r} is not valid; choose auto, cpu, cuda or mps.")
 
     engine = "torch"
-    if not matmul_heavy:
-        precision = "fp32"  # word vectors: one lookup and an average, whatever was asked for the transformers
+    if not matmul_heavy:  # word vectors: one lookup and an average; no ONNX, nothing to gain from auto bf16
+        if precision in ("auto", "int8"):
+            precision = "fp32"
+        elif precision == "fp16" and device == "cpu":
+            raise ValueError("fp16 is not supported on the CPU; use bf16 or fp32.")
+        elif precision == "bf16" and device == "cuda" and not hardware.cuda_bf16:
+            raise ValueError("This GPU has no bf16 support; use fp16 or fp32.")
     elif device != "cpu":
         if backend == "onnx" or precision == "int8":
             raise ValueError("The ONNX back-end (and int8) runs on the CPU here; use device cpu, or back-end auto "
