@@ -50,16 +50,20 @@ def start_app(root: Path, data_dir: Path, log_name: str) -> Iterator[str]:
     yield from serve(env, ["--port", str(free_port())], log_name)
 
 
-def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable) -> Iterator[str]:
-    """Run ``python app.py [arguments]`` from the repository with ``env``; yield its URL once it answers."""
-    port = arguments[arguments.index("--port") + 1] if "--port" in arguments else "7860"
+def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable,
+          cwd: Path = REPO, timeout: float = 120, port: str | None = None) -> Iterator[str]:
+    """Run ``python app.py [arguments]`` in ``cwd`` (the repository) with ``env``; yield its URL once it answers.
+
+    The port comes from ``--port`` in ``arguments``, else ``port`` (e.g. set through GRADIO_SERVER_PORT), else 7860.
+    """
+    port = arguments[arguments.index("--port") + 1] if "--port" in arguments else port or "7860"
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / log_name, "w", encoding="utf-8")
-    server = subprocess.Popen([python, "app.py", *arguments], cwd=REPO, env=env,
+    server = subprocess.Popen([python, "app.py", *arguments], cwd=cwd, env=env,
                               stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + timeout
         while True:
             if server.poll() is not None:
                 pytest.fail(f"app.py exited with {server.returncode}; see {log.name}")
@@ -70,7 +74,7 @@ def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str 
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"app.py did not answer within 120 s; see {log.name}")
+                pytest.fail(f"app.py did not answer within {timeout:.0f} s; see {log.name}")
             time.sleep(0.5)
         yield url
     finally:
@@ -99,13 +103,19 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from start_app(root, write_tiny_sts(root / "data"), "server-fast.log")
 
 
-@pytest.fixture
-def page(browser, app_url: str):
+def open_page(browser, url: str, timeout_ms: int = 60_000):
+    """A fresh browser context on ``url``, once the Explore tab's button is there: (context, page)."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(app_url)
+    page.set_default_timeout(timeout_ms)
+    page.goto(url)
     page.wait_for_selector("#explore-run")
+    return context, page
+
+
+@pytest.fixture
+def page(browser, app_url: str):
+    context, page = open_page(browser, app_url)
     yield page
     context.close()
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import VIEWPORT, browser, choose_models, free_port, serve, shoot  # noqa: F401 (fixture)
+from test_browser import browser, choose_models, free_port, open_page, serve, shoot  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -51,17 +51,9 @@ def broken_data_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from serve(env, ["--port", str(free_port())], "server-broken-data.log")
 
 
-def open_page(browser, url: str):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    page.goto(url)
-    page.wait_for_selector("#explore-run")
-    return context, page
-
 
 def test_started_as_the_readme_says_the_sts_tab_gives_the_reference_numbers(browser, readme_app: str) -> None:
-    context, page = open_page(browser, readme_app)
+    context, page = open_page(browser, readme_app, timeout_ms=120_000)
     page.get_by_role("tab", name="STS benchmark").click()
     choose_models(page, "#sts-models", ("glove-6b-50d", "all-MiniLM-L6-v2"))
     page.click("#sts-run")
@@ -77,7 +69,7 @@ def test_started_as_the_readme_says_the_sts_tab_gives_the_reference_numbers(brow
 
 
 def test_a_failure_stays_on_the_page_until_the_next_click(browser, broken_data_app: str) -> None:
-    context, page = open_page(browser, broken_data_app)
+    context, page = open_page(browser, broken_data_app, timeout_ms=120_000)
     page.get_by_role("tab", name="STS benchmark").click()
     page.click("#sts-run")
     page.wait_for_timeout(15_000)  # a presenter looked away; a toast would be gone by now

@@ -15,13 +15,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from test_browser import free_port
+from test_browser import free_port, serve
 
 pytestmark = pytest.mark.slow
 
@@ -56,26 +54,12 @@ def spaces_app(tmp_path_factory: pytest.TempPathFactory):
     home.mkdir()
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
            "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "SPACE_ID": "sbert-demo/test"}
-    log = open(root / "app.log", "w", encoding="utf-8")
-    server = subprocess.Popen([str(python), "app.py"], cwd=space, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
+    server = serve(env, [], "server-spaces.log", python=str(python), cwd=space, timeout=300, port=str(port))
+    url = next(server)  # started as Spaces starts it: the port from GRADIO_SERVER_PORT
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert server.poll() is None, (root / "app.log").read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the app did not answer within 300 s"
-            time.sleep(1)
         yield url, python
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+        server.close()  # stops the app
 
 
 def test_requirements_alone_install_no_mpnet_pieces(spaces_app):
