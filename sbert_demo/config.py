@@ -32,6 +32,7 @@ class Settings:
     models_dir: Path
     cache_dir: Path
     data_dir: Path  # SBERT_DEMO_DATA, else the data shipped in the repository
+    fit_sentences: Path | None  # what training-free fixes are fitted on; None: STSb train
     device: str
     precision: str
     backend: str
@@ -66,6 +67,7 @@ def settings() -> Settings:
         models_dir=Path(env.get("SBERT_DEMO_MODELS", "") or REPO_ROOT / "models").expanduser(),
         cache_dir=Path(env.get("SBERT_DEMO_CACHE", "") or _default_cache_dir()).expanduser(),
         data_dir=Path(data_dir).expanduser() if data_dir else SHIPPED_DATA,
+        fit_sentences=Path(fit).expanduser() if (fit := env.get("SBERT_DEMO_FIT_SENTENCES", "").strip()) else None,
         device=_choice("SBERT_DEMO_DEVICE", env.get("SBERT_DEMO_DEVICE", "auto"), DEVICES),
         precision=_choice("SBERT_DEMO_PRECISION", env.get("SBERT_DEMO_PRECISION", "auto"), INFERENCE_PRECISIONS),
         backend=_choice("SBERT_DEMO_BACKEND", env.get("SBERT_DEMO_BACKEND", "") or "auto", BACKENDS),

@@ -31,7 +31,7 @@ from sbert_demo.ui import sts as sts_tab
 from sbert_demo.ui.app import build_app, configure_queue, launch_options
 from sbert_demo.ui.model_select import refresh_models
 
-ENDPOINTS = {"explore", "rank", "sts", "models", "add_model"}  # those of Explore, STS and Models
+ENDPOINTS = {"explore", "rank", "sts", "explain", "anisotropy", "before_after", "models", "add_model"}  # all but Train's
 GROUPED = """animals | a dog is running on the grass
 animals | two dogs run on the grass
 animals | a cat is sleeping on the bed
@@ -101,7 +101,8 @@ def test_a_train_tab_module_is_included_after_sts(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "sbert_demo.ui.train", module)
     demo = build_app(warm_up=False)
     tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
-    assert tabs == ["Explore", "STS benchmark", "Train", "Models"]
+    assert tabs == ["Explore", "STS benchmark", "Why naive fails", "Explain a pair", "The cone (anisotropy)",
+                    "Before / after training", "Train", "Models"]
 
 
 def test_launch_options_carry_theme_and_css() -> None:
@@ -347,6 +348,13 @@ def test_gradio_client_gets_what_the_page_shows(launched_app: str, tiny: str) ->
     shown_table = list(sts_tab.run_sts("dev", None, ["glove-6b-50d", tiny]))[-1][1]
     # model, family, Spearman, Pearson, pairs: the same; seconds and "cached" differ between runs
     assert [row[:5] for row in table["data"]] == [row[:5] for row in shown_table["data"]]
+
+    fixed = client.predict("test", None, ["glove-6b-50d"], ["whiten"], api_name="/sts")[1]
+    assert [row[:3] for row in fixed["data"]] == [["GloVe average (6B, 50d)", "naive", "55.61"],
+                                                  ["GloVe average (6B, 50d) + whitened", "naive", "63.76"]]
+    explained = client.predict("A man plays a guitar.", "<b>A guitar</b> is played.", ["glove-6b-50d"],
+                               api_name="/explain")
+    assert "guitar" in explained[0] and "<b>A guitar" not in explained[0] and "exact" in explained[0]
 
     listed = client.predict(api_name="/models")
     assert [row[0] for row in listed["data"]] == [row[0] for row in models_tab.list_models()["data"]]

@@ -1,11 +1,12 @@
-"""Command line: ``python -m sbert_demo models | eval | train``.
+"""Command line: ``python -m sbert_demo models | eval | explain | anisotropy | train``.
 
 A leaf over the core, like the web app: it parses arguments, calls one core function per command
 and prints. User errors (unknown model, missing data, bad file) end with a one-line message and
 exit status 2, never a traceback. One module per group of commands: :mod:`.evaluate` (``models``,
-``eval``), :mod:`.train` (``train``); :mod:`.output` formats what they print.
+``eval``), :mod:`.analysis` (``explain``, ``anisotropy``), :mod:`.train` (``train``); :mod:`.output`
+formats what they print.
 
-May import: config, shared, hub, plot_style, models, data, encoding, explore, benchmark, training.
+May import: config, shared, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from ..config import quiet_libraries
-from . import evaluate, train
+from . import analysis, evaluate, train
 
 logger = logging.getLogger(__name__)
 
@@ -25,9 +26,12 @@ logger = logging.getLogger(__name__)
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m sbert_demo", description="Sentence similarity: naive vs SBERT.")
     parser.add_argument("--data-dir", help="folder with stsbenchmark/ and nli/ (default: $SBERT_DEMO_DATA, else the Hub)")
+    parser.add_argument("--fit-sentences", help="sentence file (.txt/.csv/.tsv) the training-free fixes "
+                                                "(K+center, K+abttD, K+whiten[N]) are fitted on (default: STSb train)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     commands = parser.add_subparsers(dest="command", required=True)
     evaluate.add_parsers(commands)
+    analysis.add_parsers(commands)
     train.add_train_parser(commands)
     return parser
 
@@ -38,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.data_dir = getattr(args, "data_dir_sub", None) or args.data_dir
     if args.data_dir:
         os.environ["SBERT_DEMO_DATA"] = args.data_dir  # training and evaluation read it from settings
+    if args.fit_sentences:
+        os.environ["SBERT_DEMO_FIT_SENTENCES"] = args.fit_sentences
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     quiet_libraries(args.verbose)
     try:

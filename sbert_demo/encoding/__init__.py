@@ -5,7 +5,8 @@
 * :mod:`.onnx_encoder` — :class:`~.onnx_encoder.OnnxEncoder`: embeddings from an artefact, batches on every core;
 * :mod:`.model_cache` — :func:`~.model_cache.load`: a registry model on its device, from a bounded LRU;
 * :mod:`.encoder` — :func:`~.encoder.encode`: texts in, an L2-normalised float32 matrix out;
-* :mod:`.embedding_cache` — SQLite cache of embeddings keyed by model fingerprint and text.
+* :mod:`.embedding_cache` — SQLite cache of embeddings keyed by model fingerprint and text;
+* :mod:`.fixes` — training-free fixes (centre, all-but-the-top, whitening): fitting, applying, caching.
 
-May import: config, shared, hub, models.
+May import: config, shared, hub, models, data (the collection the fixes are fitted on).
 """

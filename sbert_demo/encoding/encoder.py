@@ -10,6 +10,8 @@ What :func:`encode` adds to ``SentenceTransformer.encode``:
   passes ``fast=True``, as Explore does); :attr:`Encoded.runtime` says which one computed the vectors,
 * texts sorted by length over the whole call, then encoded in chunks so progress can be reported;
   within a batch sentence-transformers pads only to the longest text (dynamic padding),
+* training-free variants (``K+whiten`` ...): ``K``'s vectors through a map fitted once per model
+  (:mod:`.fixes`),
 * guard rails: non-strings, empty texts and too many texts are refused with a sentence; texts over
   the model's token limit are truncated (as the model would) and reported.
 """
@@ -19,14 +21,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..models import loading
 from ..models.entries import ModelEntry
 from ..models.registry import Registry, get_registry
-from . import devices, model_cache
+from . import devices, fixes, model_cache
 from .embedding_cache import embedding_cache
 
 logger = logging.getLogger(__name__)
@@ -45,7 +47,8 @@ class Encoded:
     seconds: float
     runtime: str = ""  # what computed the vectors, e.g. "ONNX Runtime fp32, CPU (2 threads)"
     truncated: tuple[int, ...] = ()  # positions in the input that exceeded the model's limit
-    empty_vectors: tuple[int, ...] = ()  # positions whose embedding is all zero
+    empty_vectors: tuple[int, ...] = ()  # positions whose embedding is all zero (before any fix)
+    fixed: bool = False  # a training-free fix mapped the vectors (an all-zero one included)
 
     @property
     def from_cache(self) -> bool:
@@ -59,7 +62,9 @@ class Encoded:
             more = " …" if len(self.truncated) > 10 else ""
             notes.append(f"{len(self.truncated)} text(s) exceeded the model's length limit and were truncated (#{shown}{more}).")
         if self.empty_vectors:
-            notes.append(f"{len(self.empty_vectors)} text(s) contain no word this model knows; their similarity is 0.")
+            then = ("the fix maps their all-zero vector to one shared direction" if self.fixed
+                    else "their similarity is 0")
+            notes.append(f"{len(self.empty_vectors)} text(s) contain no word this model knows; {then}.")
         return notes
 
 
@@ -92,9 +97,13 @@ def cache_key(identity: str, runtime: devices.DeviceChoice) -> str:
 def fingerprint(model: str | ModelEntry, registry: Registry | None = None, fast: bool = False) -> str | None:
     """What a model's embeddings depend on (its files' identity and the runtime), or None before a
     Hub model is downloaded: the key for results derived from its embeddings."""
-    entry, _, identity = loading.resolve(model, registry or get_registry())
+    registry = registry or get_registry()
+    entry, _, identity = loading.resolve(model, registry)
     if identity is None:
         return None
+    if entry.fix is not None:
+        base = fingerprint(entry.base, registry, fast)
+        return base and f"{base}|{entry.fix}|{fixes.collection_id(fixes.fit_collection()[1])}"
     return cache_key(identity, model_cache.runtime_for(entry, identity, None, fast))
 
 
@@ -186,6 +195,10 @@ def encode(
     texts = validate_texts(texts)
     registry = registry or get_registry()
     entry, status, identity = loading.resolve(model, registry)
+    if entry.fix is not None:
+        options = dict(registry=registry, batch_size=batch_size, precision=precision, use_cache=use_cache,
+                       fast=fast, notify=notify)
+        return _encode_fixed(entry, texts, progress, options, started)
     unique = list(dict.fromkeys(texts))
     cache = embedding_cache() if use_cache else None
     runtime = model_cache.runtime_for(entry, identity, precision, fast)
@@ -226,3 +239,33 @@ def encode(
         truncated=tuple(int(i) for i in np.flatnonzero(np.isin(rows, list(truncated_unique)))),
         empty_vectors=tuple(int(i) for i in zero),
     )
+
+
+def fitted_fix(entry: ModelEntry, progress: Progress | None = None, **options) -> fixes.FittedFix:
+    """The map of the variant ``entry`` (e.g. ``glove-6b-50d+whiten``), fitted on first use.
+
+    ``options`` are :func:`encode`'s (runtime and cache): the map is fitted on the vectors of the
+    runtime that will be fixed, and cached per base fingerprint and fitting collection.
+    """
+    name, sentences = fixes.fit_collection()
+    base = fingerprint(entry.base, options.get("registry"), options.get("fast", False))
+
+    def build() -> fixes.FittedFix:
+        if progress and options.get("notify"):
+            options["notify"](f"Fitting {entry.fix} on {name} ({len(sentences):,} sentences, once per model)")
+        return fixes.fit(entry.fix, encode(entry.base, sentences, progress=progress, **options).embeddings)
+
+    if base is None:  # a Hub model not downloaded yet: nothing to share the fit with
+        return build()
+    return fixes.fix_cache.get(f"{base}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
+
+
+def _encode_fixed(entry: ModelEntry, texts: list[str], progress: Progress | None, options: dict,
+                  started: float) -> Encoded:
+    """:func:`encode` for a training-free variant: the base's vectors, then the fitted map."""
+    base = encode(entry.base, texts, progress=progress, **options)
+    fitted = fitted_fix(entry, progress, **options)
+    fitting = fixes.fit_collection()[0]
+    return replace(base, key=entry.key, embeddings=fitted.apply(base.embeddings), fixed=True,
+                   seconds=time.perf_counter() - started,
+                   runtime=f"{base.runtime}; {entry.fix} fitted on {fitting} ({fitted.fitted_on:,} sentences)")

@@ -101,11 +101,12 @@ Notify = Callable[[str], None]
 
 
 def runtime_for(entry: ModelEntry, identity: str | None, precision: str | None = None,
-                fast: bool = False) -> devices.DeviceChoice:
+                fast: bool = False, backend: str | None = None) -> devices.DeviceChoice:
     """Where and how ``entry`` runs now: the settings' choice, unless its ONNX artefact failed to build
-    (int8 then falls back to ONNX fp32, fp32 to PyTorch fp32)."""
+    (int8 then falls back to ONNX fp32, fp32 to PyTorch fp32). ``backend="torch"`` asks for the
+    ``SentenceTransformer`` itself (e.g. to read its token embeddings)."""
     matmul_heavy = entry.kind != "glove"
-    choice = devices.current(matmul_heavy=matmul_heavy, precision=precision, fast=fast)
+    choice = devices.current(matmul_heavy=matmul_heavy, precision=precision, fast=fast, backend=backend)
     if choice.backend != "onnx":
         return choice
     if (identity, "fp32") in _onnx_failures:
@@ -128,14 +129,16 @@ def _remember_failure(entry: ModelEntry, identity: str, precision: str, exc: Exc
 
 
 def load(entry: ModelEntry | str, registry: Registry | None = None, precision: str | None = None,
-         fast: bool = False, notify: Notify | None = None) -> LoadedModel:
+         fast: bool = False, notify: Notify | None = None, backend: str | None = None) -> LoadedModel:
     """Load (or fetch from the LRU) the model for ``entry`` on the automatically chosen runtime.
 
     ``fast=True`` allows the int8 path where it is the automatic choice (Explore); ``notify``
     hears what is being prepared when an ONNX artefact has to be built first.
     """
     entry, status, identity = loading.resolve(entry, registry)
-    choice = runtime_for(entry, identity, precision, fast)
+    if entry.fix is not None:
+        raise ValueError(f"{entry.key} is not a model of its own: load {entry.base} and apply its fix.")
+    choice = runtime_for(entry, identity, precision, fast, backend)
 
     def build(choice: devices.DeviceChoice = choice):
         try:
@@ -155,7 +158,7 @@ def load(entry: ModelEntry | str, registry: Registry | None = None, precision: s
     if identity is None:  # a Hub model not downloaded yet: download, then fingerprint the snapshot
         downloaded = build()
         identity = loading.model_identity(entry, status) or f"hub:{status.hub_id}"
-        choice = runtime_for(entry, identity, precision, fast)
+        choice = runtime_for(entry, identity, precision, fast, backend)
         if choice.backend == "torch":
             model = model_cache().get(f"{identity}:{choice.device}:{choice.precision}", lambda: downloaded)
             return LoadedModel(entry=entry, model=model, identity=identity, device=choice)
@@ -178,6 +181,6 @@ def load(entry: ModelEntry | str, registry: Registry | None = None, precision: s
             _remember_failure(entry, identity, choice.precision, exc)
             if "could not be loaded" in str(exc):  # the model itself is broken: say so, as PyTorch would
                 raise
-            return load(entry, registry, precision, fast, notify)
+            return load(entry, registry, precision, fast, notify, backend)
     model = model_cache().get(f"{identity}:{choice.device}:{choice.precision}", lambda: build(choice))
     return LoadedModel(entry=entry, model=model, identity=identity, device=choice)

@@ -30,6 +30,8 @@ class ModelEntry:
     builtin: bool = False
     hub_ids: tuple[str, ...] = ()  # Hub repositories this model can come from
     install_hint: str = ""  # how to install it for offline use, when a package ships it
+    base: str | None = None  # for a training-free variant (:mod:`.variants`): the model it transforms
+    fix: str | None = None  # ... and the fix, e.g. "whiten"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..config import settings
 from ..hub import cached_snapshot, hub_reachable, needs_hub_message
 from ..shared import process_wide
-from . import assets, local
+from . import assets, local, variants
 from .entries import BUILTIN, Availability, ModelEntry
 
 logger = logging.getLogger(__name__)
@@ -46,14 +46,21 @@ class Registry:
             raise ValueError(f"A model is named by its key (text), not by a {type(key).__name__}; "
                              f"known models: {', '.join(self.keys())}.")
         key = key.strip()
-        for entry in self.entries():
+        entries = self.entries()
+        for entry in entries:
             if entry.key == key:
                 return entry
-        raise ValueError(f"Unknown model {key!r}. Known models: {', '.join(self.keys())}.")
+        base, fix = variants.split_key(key)
+        if fix is not None:  # a training-free fix of a known model, e.g. glove-6b-50d+whiten
+            return variants.variant_entry(self.get(base), fix)
+        raise ValueError(f"Unknown model {key!r}. Known models: {', '.join(e.key for e in entries)} "
+                         f"(and any of them +center, +abttD or +whiten[N]).")
 
     def availability(self, entry: ModelEntry | str) -> Availability:
         """Whether ``entry`` can load now, and from where; decided offline within a few seconds."""
         entry = self.get(entry) if isinstance(entry, str) else entry
+        if entry.base is not None:  # a training-free variant loads exactly when its base does
+            return self.availability(entry.base)
         if entry.kind == "glove":
             files = assets.glove_files()
             if files is None:

@@ -131,6 +131,7 @@ class TrainConfig:
     def _check_base(self) -> None:
         registry = get_registry()
         entry = registry.get(self.base)
+        _refuse_fixed(entry)
         status = registry.availability(entry)
         if not status.available:
             raise ValueError(f"The base model {entry.label} cannot be trained here: {status.reason}")
@@ -202,6 +203,12 @@ def defaults_for(kind: str, device: str) -> dict[str, Any]:
             "max_seq_length": None}
 
 
+def _refuse_fixed(entry) -> None:
+    if entry.fix is not None:
+        raise ValueError(f"{entry.key} is {entry.base} with a training-free fix fitted after encoding; "
+                         f"train {entry.base} itself (compare the trained model with {entry.key} afterwards).")
+
+
 def config_for(base: str, objective: str, output: str, *, device: str | None = None,
                **overrides: Any) -> TrainConfig:
     """A config with the defaults for ``base`` on ``device`` (default: this machine), then ``overrides``.
@@ -210,6 +217,7 @@ def config_for(base: str, objective: str, output: str, *, device: str | None = N
     Raises ValueError for an unknown base model.
     """
     entry = get_registry().get(base)
+    _refuse_fixed(entry)
     if device is None:
         device = devices.current().device
     values: dict[str, Any] = {**defaults_for(entry.kind, device),

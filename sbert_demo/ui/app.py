@@ -14,7 +14,7 @@ import threading
 
 import gradio as gr
 
-from . import explore, models, sts
+from . import explore, models, sts, why
 from .model_select import Refresher, keep_in_sync
 
 logger = logging.getLogger(__name__)
@@ -79,6 +79,10 @@ CSS = """
 .caption { margin: 0 0.4rem; }
 .progress-box { min-height: 4.5rem; }
 #explore-upload { align-self: end; }
+.why-cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 0.8rem; }
+.why-card { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 0.6rem 0.8rem; }
+.why-card .top-pairs { margin-top: 0.5rem; font-size: 0.85rem; }
+.why-card .top-pairs td { padding: 0.2rem 0.5rem; }
 """
 
 
@@ -140,7 +144,8 @@ def build_app(warm_up: bool = True) -> gr.Blocks:
     """The Blocks app with every tab, not launched; call :func:`configure_queue` before launching."""
     with gr.Blocks(title=TITLE, fill_width=True) as demo:
         gr.HTML(HEADER)
-        tabs = [("Explore", explore), ("STS benchmark", sts), *_optional_tabs(), ("Models", models)]
+        tabs = [("Explore", explore), ("STS benchmark", sts), ("Why naive fails", why), *_optional_tabs(),
+                ("Models", models)]
         for name, module in tabs:
             with gr.Tab(name, id=name.lower().split()[0]) as tab:
                 refreshers: list[Refresher] = module.build_tab() or []

@@ -26,6 +26,7 @@ from gradio.context import LocalContext
 
 from ..encoding.embedding_cache import embedding_cache
 from ..models.registry import get_registry
+from ..models.variants import STANDARD_FIXES
 
 logger = logging.getLogger(__name__)
 
@@ -125,13 +126,15 @@ def warn_once_about_the_cache() -> None:
         gr.Warning(html.escape(notice))
 
 
-def model_choices(available_only: bool = False) -> list[tuple[str, str]]:
+def model_choices(available_only: bool = False, fixes: bool = False) -> list[tuple[str, str]]:
     """``(label, key)`` pairs for model dropdowns, asked fresh from the registry each time.
 
-    Unavailable models stay listed (marked) so users learn why they cannot be used.
+    Unavailable models stay listed (marked) so users learn why they cannot be used. ``fixes`` adds,
+    after them, the standard training-free variants (centred, all-but-the-top 3, whitened) of every
+    available model; any other (``K+whiten128``) can be typed.
     """
     registry = get_registry()
-    choices = []
+    choices, fixed = [], []
     for entry in registry.entries():
         available = registry.availability(entry).available
         if available_only and not available:
@@ -139,4 +142,7 @@ def model_choices(available_only: bool = False) -> list[tuple[str, str]]:
         family = {"fine-tuned": "trained here"}.get(entry.family, entry.family)
         mark = "" if available else " (unavailable)"
         choices.append((f"{entry.label} · {family}{mark}", entry.key))
-    return choices
+        if fixes and available:
+            fixed += [(f"{variant.label} · training-free fix", variant.key)
+                      for variant in (registry.get(f"{entry.key}+{fix}") for fix in STANDARD_FIXES)]
+    return choices + fixed

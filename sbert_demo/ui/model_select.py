@@ -32,16 +32,24 @@ def model_dropdown(value: Sequence[str], max_choices: int, label: str = "Models"
     would refuse models added or trained since (e.g. from ``gradio_client``); the handlers ask the
     registry instead, which names the known models when a key is wrong.
     """
-    return gr.Dropdown(choices=model_choices(), value=list(value), multiselect=True, max_choices=max_choices,
+    return gr.Dropdown(choices=model_choices(fixes=True), value=list(value), multiselect=True, max_choices=max_choices,
                        allow_custom_value=True, label=label, info=info, elem_id=elem_id)
 
 
 @user_errors
 def refresh_models(selected: list[str] | None) -> dict:
-    """Fresh choices for a model multi-select; the selection keeps the models that still exist."""
-    choices = model_choices()
+    """Fresh choices for a model multi-select; the selection keeps the models that still exist (and
+    typed variants, e.g. ``glove-6b-50d+whiten128``, whose base still exists)."""
+    choices = model_choices(fixes=True)
     known = {key for _, key in choices}
-    return gr.update(choices=choices, value=[key for key in selected or [] if key in known])
+    return gr.update(choices=choices, value=[key for key in selected or [] if key in known or _known_variant(key)])
+
+
+def _known_variant(key: object) -> bool:
+    try:
+        return isinstance(key, str) and get_registry().get(key).fix is not None
+    except ValueError:
+        return False
 
 
 class Refresher(NamedTuple):

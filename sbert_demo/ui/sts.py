@@ -21,7 +21,10 @@ from .model_select import Refresher, default_models, model_dropdown, picker
 
 DATASETS = [("STSb dev", "dev"), ("STSb test", "test"),
             ("Upload scored pairs", "upload")]
-MAX_MODELS = 8  # one scatter slot each
+MAX_MODELS = 8  # chosen models
+MAX_ROWS = 16  # models and their training-free variants
+MAX_SCATTERS = 12  # one scatter slot for each of the first rows that run
+FIXES = [("centred", "center"), ("all-but-the-top 3", "abtt3"), ("whitened", "whiten")]
 HEADERS = ["model", "family", "Spearman x100", "Pearson x100", "pairs", "seconds", "cached", "computed with", "note"]
 
 
@@ -42,20 +45,33 @@ def load_pairs(dataset: str, path: str | None) -> ScoredPairs:
     return sts_split(dataset)
 
 
-def check_models(model_keys: list[str] | None) -> list[str]:
+def check_models(model_keys: list[str] | None, fix_names: list[str] | None = None) -> list[str]:
+    """The rows to evaluate: each chosen model, followed by its training-free variants."""
     keys = requested_keys(model_keys)
     if not keys:
         raise ValueError("Choose at least one model to evaluate.")
     if len(keys) > MAX_MODELS:
         raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
-    return keys
+    chosen = requested_keys(fix_names)
+    known = [name for _, name in FIXES]
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        raise ValueError(f"Unknown training-free fix {unknown[0]!r}; choose from {', '.join(known)}.")
+    fixes = [name for name in known if name in chosen]  # always in the same order, whatever the clicks
+    rows = list(dict.fromkeys(row for key in keys for row in
+                              [key, *(f"{key}+{fix}" for fix in fixes if "+" not in key)]))
+    if len(rows) > MAX_ROWS:
+        raise ValueError(f"{len(keys)} models with {len(fixes)} fixes make {len(rows)} rows; at most "
+                         f"{MAX_ROWS} fit one comparison. Choose fewer models or fixes.")
+    return rows
 
 
 @user_errors
-def run_sts(dataset: str, path: str | None, model_keys: list[str], progress=gr.Progress()):
-    """Yield (status, table, bar chart, *scatters) after each model finishes."""
+def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: list[str] | None = None,
+            progress=gr.Progress()):
+    """Yield (status, table, bar chart, *scatters) after each model (and each variant) finishes."""
     pairs = load_pairs(dataset, path)
-    keys = check_models(model_keys)
+    keys = check_models(model_keys, fix_names)
     status = _status(pairs, keys)
     results: list[StsResult] = []
     labels = _labels(keys)
@@ -66,13 +82,13 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], progress=gr.P
 
     # Scatter slots are laid out before the figures arrive: a plot drawn into a row that later
     # gains neighbours would keep its old width and be cut off.
-    slots = {key: slot for slot, key in enumerate(k for k in keys if _available(k))}
+    slots = {key: slot for slot, key in enumerate([k for k in keys if _available(k)][:MAX_SCATTERS])}
     progress(0, desc="Starting")
     yield [status, _table(results), None] + [gr.update(visible=slot < len(slots), value=None)
-                                             for slot in range(MAX_MODELS)]
+                                             for slot in range(MAX_SCATTERS)]
     for result in evaluate_many(keys, pairs, progress=step):
         results.append(result)
-        scatters = [gr.skip()] * MAX_MODELS
+        scatters = [gr.skip()] * MAX_SCATTERS
         if result.key in slots:
             scatters[slots[result.key]] = _scatter(result, pairs)
         warn_once_about_the_cache()
@@ -101,8 +117,13 @@ def _available(key: str) -> bool:
 
 def _labels(keys: list[str]) -> dict[str, str]:
     registry = get_registry()
-    known = {entry.key: entry.label for entry in registry.entries()}
-    return {key: known.get(key, key) for key in keys}
+    labels = {}
+    for key in keys:
+        try:
+            labels[key] = registry.get(key).label
+        except ValueError:  # an unknown key: evaluate_many reports it in the table
+            labels[key] = key
+    return labels
 
 
 def _x100(value: float | None) -> str:
@@ -149,6 +170,10 @@ def build_tab() -> list[Refresher]:
             models = model_dropdown(default_models(("naive", "siamese"), limit=MAX_MODELS), MAX_MODELS,
                                     label="Models", info="Defaults: every available naive and SBERT model.",
                                     elem_id="sts-models")
+            fixes = gr.CheckboxGroup(FIXES, value=[], label="Training-free fixes",
+                                     info="Adds each fix as a row beside its model, fitted on the STSb train "
+                                          "sentences (no labels): does it help naive embeddings? SBERT?",
+                                     elem_id="sts-fixes")
             run = gr.Button("Run the benchmark", variant="primary", size="lg", elem_id="sts-run")
             progress_box = gr.HTML(elem_classes="progress-box", elem_id="sts-progress")
             status = gr.HTML(elem_id="sts-status")
@@ -161,10 +186,10 @@ def build_tab() -> list[Refresher]:
                 "BERT squeezes every pair into a narrow band of high cosines.", elem_classes="section-title")
     with gr.Row(elem_classes="scatter-grid"):
         scatters = [gr.Plot(show_label=False, visible=False, min_width=380, elem_classes="sts-scatter")
-                    for _ in range(MAX_MODELS)]
+                    for _ in range(MAX_SCATTERS)]
 
     dataset.change(show_upload, dataset, upload, api_visibility="private", queue=False, show_progress="hidden")
-    action([run.click], run_sts, [dataset, upload, models], [status, table, bars, *scatters],
+    action([run.click], run_sts, [dataset, upload, models, fixes], [status, table, bars, *scatters],
            failures_to=progress_box, api_name="sts", concurrency_id="sts", concurrency_limit=1,
            show_progress_on=progress_box)
     return [picker(models)]

@@ -1,0 +1,228 @@
+"""Which token pairs make two sentences similar: an exact answer for mean and max pooling.
+
+Mean pooling: with token vectors u_i of sentence A (the n tokens its pooling counts) and v_j of
+B (m tokens), a = Σu_i/n and b = Σv_j/m, so
+
+    cos(a, b) = Σ_i Σ_j (u_i · v_j) / (n · m · ‖a‖ · ‖b‖)
+
+and each term is token pair (i, j)'s share of the cosine: the terms sum to it exactly. Max
+pooling: dimension d of a comes from one token (the arg-max), so a_d · b_d / (‖a‖ ‖b‖) belongs to
+one token pair; exact too. Normalize layers after pooling do not change a cosine. A training-free
+fix (``K+whiten``) is linear: with x̂ = a/‖a‖ the fixed vector is W(x̂ - μ) = Σ_i W(u_i/‖a‖ - μ)/n,
+so mean-pooled variants decompose exactly over the mapped token vectors.
+
+Anything else (CLS pooling, a Dense layer after pooling, max pooling followed by a fix) has no
+such decomposition; there each token gets its leave-one-out delta (the cosine without the token
+minus the cosine with it), which is labelled approximate.
+
+The token vectors are the ones the model's own pipeline hands to its Pooling module (PyTorch
+fp32, same tokenizer, same attention mask, special tokens included where the pooling counts them),
+so the cosine equals ``SentenceTransformer.encode``'s.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..encoding import model_cache
+from ..encoding.encoder import fitted_fix
+from ..models.registry import Registry, get_registry, requested_keys
+from .tokens import SentenceTokens, leave_one_out_vectors, pooled_tokens, stop_word
+
+logger = logging.getLogger(__name__)
+
+MAX_MODELS = 4
+MAX_TOKENS = 512  # per sentence: a 512 x 512 map is the most a page (and a JSON file) carries well
+MAX_CHARS = 20_000
+TOP_PAIRS = 10
+
+
+@dataclass(frozen=True)
+class PairExplanation:
+    key: str
+    label: str
+    family: str
+    cosine: float
+    tokens_a: list[str]
+    tokens_b: list[str]
+    exact: bool
+    method: str  # e.g. "mean pooling (exact)"
+    contributions: np.ndarray | None = field(default=None, repr=False)  # (n, m): sums to ``cosine``
+    leave_one_out_a: np.ndarray | None = field(default=None, repr=False)  # (n,) when not exact
+    leave_one_out_b: np.ndarray | None = field(default=None, repr=False)
+    special_a: tuple[bool, ...] = ()
+    special_b: tuple[bool, ...] = ()
+    why_not_exact: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def top_pairs(self, k: int = TOP_PAIRS) -> list[tuple[int, int, float]]:
+        """The ``k`` token pairs with the largest contributions (by absolute value)."""
+        if self.contributions is None:
+            return []
+        flat = np.argsort(-np.abs(self.contributions), axis=None, kind="stable")[:k]
+        return [(int(i), int(j), float(self.contributions[i, j]))
+                for i, j in zip(*np.unravel_index(flat, self.contributions.shape))]
+
+    def shares(self) -> dict[str, float]:
+        """How much of the cosine pairs of identical words, stop words and special tokens carry.
+
+        A pair counts as "stop words" or "special tokens" when either of its tokens is one.
+        """
+        if self.contributions is None:
+            return {}
+        a = [_word(t) for t in self.tokens_a]
+        b = [_word(t) for t in self.tokens_b]
+        special = np.logical_or.outer(np.array(self.special_a, bool), np.array(self.special_b, bool))
+        identical = np.equal.outer(np.array(a, dtype=object), np.array(b, dtype=object)) & ~special
+        stop = np.logical_or.outer(np.array([stop_word(w) for w in a], bool),
+                                   np.array([stop_word(w) for w in b], bool)) & ~special
+        total = self.contributions
+        return {"identical words": float(total[identical].sum()), "stop words": float(total[stop].sum()),
+                "special tokens": float(total[special].sum())}
+
+    def as_json(self) -> dict:
+        """The JSON object ``python -m sbert_demo explain --json`` writes per model."""
+        row = {"cosine": self.cosine, "tokens_a": self.tokens_a, "tokens_b": self.tokens_b,
+               "contributions": None if self.contributions is None else self.contributions.tolist(),
+               "exact": self.exact, "method": self.method}
+        if not self.exact:
+            row["why_not_exact"] = self.why_not_exact
+            row["leave_one_out_a"] = self.leave_one_out_a.tolist()
+            row["leave_one_out_b"] = self.leave_one_out_b.tolist()
+        else:
+            row["shares"] = self.shares()
+        if self.notes:
+            row["notes"] = list(self.notes)
+        return row
+
+
+def _word(token: str) -> str:
+    """A token as a word to compare: lower case, without word-piece markers."""
+    return token.lower().removeprefix("##").removeprefix("▁").removeprefix("Ġ")
+
+
+def check_sentence(text: object, name: str) -> str:
+    if not isinstance(text, str):
+        raise ValueError(f"Sentence {name} must be text, not {type(text).__name__}.")
+    if not text.strip():
+        raise ValueError(f"Sentence {name} is empty; write a sentence to compare.")
+    if len(text) > MAX_CHARS:
+        raise ValueError(f"Sentence {name} has {len(text):,} characters; explanations take up to "
+                         f"{MAX_CHARS:,}. Shorten it.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"Sentence {name} contains an unpaired surrogate, which is not valid Unicode "
+                         "text; remove that character.") from None
+    return text
+
+
+def _mean_contributions(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float]:
+    a, b = u.mean(axis=0), v.mean(axis=0)
+    scale = len(u) * len(v) * np.linalg.norm(a) * np.linalg.norm(b)
+    return (u @ v.T) / scale, float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def _max_contributions(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float]:
+    a_from, b_from = u.argmax(axis=0), v.argmax(axis=0)
+    a, b = u.max(axis=0), v.max(axis=0)
+    norms = np.linalg.norm(a) * np.linalg.norm(b)
+    contributions = np.zeros((len(u), len(v)))
+    np.add.at(contributions, (a_from, b_from), a * b / norms)
+    return contributions, float(a @ b / norms)
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(vector)
+    return vector / norm if norm > 0 else vector
+
+
+def explain_model(key: str, sentence_a: str, sentence_b: str, registry: Registry | None = None) -> PairExplanation:
+    """The explanation of one model's cosine for the pair; raises ValueError with a sentence."""
+    registry = registry or get_registry()
+    entry = registry.get(key)
+    base = registry.get(entry.base) if entry.fix is not None else entry
+    loaded = model_cache.load(base, registry, precision="fp32", backend="torch")
+    side_a = pooled_tokens(loaded.model, check_sentence(sentence_a, "A"), "A")
+    side_b = pooled_tokens(loaded.model, check_sentence(sentence_b, "B"), "B")
+    for name, side in (("A", side_a), ("B", side_b)):
+        if not side.tokens:
+            raise ValueError(f"{entry.label} knows none of the words of sentence {name} (stop words are "
+                             "dropped); its vector is zero, so there is nothing to explain.")
+        if len(side.tokens) > MAX_TOKENS:
+            raise ValueError(f"Sentence {name} has {len(side.tokens):,} tokens for {entry.label}; explanations "
+                             f"show up to {MAX_TOKENS} per sentence. Shorten it.")
+    fitted = fitted_fix(entry, registry=registry) if entry.fix is not None else None
+    notes = tuple(note for side in (side_a, side_b) for note in side.notes)
+    common = dict(key=entry.key, label=entry.label, family=entry.family, tokens_a=side_a.tokens,
+                  tokens_b=side_b.tokens, special_a=side_a.special, special_b=side_b.special, notes=notes)
+
+    why = _why_not_exact(side_a, fitted is not None)
+    if why is None:
+        u, v = side_a.vectors, side_b.vectors
+        if fitted is not None:  # exact through the linear fix: W(u_i / ‖a‖ - μ) per token
+            u = _mapped(u, fitted)
+            v = _mapped(v, fitted)
+        decompose = _mean_contributions if side_a.pooling == "mean" else _max_contributions
+        contributions, cosine = decompose(u, v)
+        return PairExplanation(cosine=cosine, exact=True, method=f"{side_a.pooling} pooling (exact)",
+                               contributions=contributions, **common)
+    a_full, b_full = side_a.sentence_vector, side_b.sentence_vector
+    without_a = leave_one_out_vectors(loaded.model, side_a)
+    without_b = leave_one_out_vectors(loaded.model, side_b)
+    if fitted is not None:
+        a_full, b_full, without_a, without_b = (fitted.apply(x[None] if x.ndim == 1 else x)
+                                                for x in (a_full, b_full, without_a, without_b))
+        a_full, b_full = a_full[0], b_full[0]
+    cosine = float(_unit(a_full) @ _unit(b_full))
+    delta_a = np.array([float(_unit(w) @ _unit(b_full)) - cosine if w.any() else np.nan for w in without_a])
+    delta_b = np.array([float(_unit(a_full) @ _unit(w)) - cosine if w.any() else np.nan for w in without_b])
+    return PairExplanation(cosine=cosine, exact=False, method="leave one token out (approximate)",
+                           leave_one_out_a=delta_a, leave_one_out_b=delta_b, why_not_exact=why, **common)
+
+
+def _mapped(tokens: np.ndarray, fitted) -> np.ndarray:
+    pooled = tokens.mean(axis=0)
+    norm = np.linalg.norm(pooled)
+    scaled = tokens / norm if norm > 0 else tokens
+    out = scaled - fitted.mean
+    return out @ fitted.matrix if fitted.matrix is not None else out
+
+
+def _why_not_exact(side: SentenceTokens, fixed: bool) -> str | None:
+    """One sentence on why there is no exact decomposition, or None when there is one."""
+    if side.pooling not in ("mean", "max"):
+        return (f"{side.pooling.upper() if side.pooling == 'cls' else side.pooling} pooling takes the sentence "
+                "vector from one position that attends to every token, so no sum over token pairs gives the "
+                "cosine; shown instead: what removing each token changes.")
+    if side.after_pooling:
+        return (f"a {side.after_pooling} layer after pooling mixes the pooled dimensions non-linearly, so the "
+                "token-pair terms no longer add up to the cosine; shown instead: what removing each token changes.")
+    if fixed and side.pooling == "max":
+        return ("a training-free fix after max pooling mixes dimensions that came from different tokens; "
+                "shown instead: what removing each token changes.")
+    return None
+
+
+def explain_pair(model_keys: Sequence[str], sentence_a: str, sentence_b: str,
+                 registry: Registry | None = None) -> list[PairExplanation | str]:
+    """One explanation per model, in order; a model that cannot explain gives its reason (a str)."""
+    keys = requested_keys(model_keys)
+    if not keys:
+        raise ValueError("Choose at least one model to explain.")
+    if len(keys) > MAX_MODELS:
+        raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
+    check_sentence(sentence_a, "A")
+    check_sentence(sentence_b, "B")
+    registry = registry or get_registry()
+    results: list[PairExplanation | str] = []
+    for key in keys:
+        try:
+            results.append(explain_model(key, sentence_a, sentence_b, registry))
+        except ValueError as exc:
+            results.append(f"{key}: {exc}")
+    return results

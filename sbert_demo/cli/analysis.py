@@ -1,0 +1,101 @@
+"""``python -m sbert_demo explain`` and ``python -m sbert_demo anisotropy``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .output import format_table
+
+
+def _keys(text: str) -> list[str]:
+    from ..models.registry import get_registry
+
+    keys = [k.strip() for k in text.split(",") if k.strip()]
+    if not keys:
+        raise ValueError("Name at least one model with --models (see: python -m sbert_demo models).")
+    for key in keys:
+        get_registry().get(key)  # a typo stops with exit status 2 before any work
+    return keys
+
+
+def _write_json(path: str | None, rows: dict) -> None:
+    if path:
+        Path(path).write_text(json.dumps(rows, indent=2) + "\n")
+        print(f"Wrote {path}", file=sys.stderr)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from ..analysis.explanation import explain_pair
+
+    results = explain_pair(_keys(args.models), args.a, args.b)
+    failed = [r for r in results if isinstance(r, str)]
+    done = [r for r in results if not isinstance(r, str)]
+    for result in done:
+        print(f"\n{result.label} ({result.key}): cosine {result.cosine:.4f}, {result.method}")
+        for note in result.notes:
+            print(f"  note: {note}")
+        if result.exact:
+            print(f"  contributions sum to {result.contributions.sum():.6f}")
+            rows = [[result.tokens_a[i], result.tokens_b[j], f"{value:+.4f}", f"{value / result.cosine:+.1%}"
+                     if abs(result.cosine) > 1e-9 else "-"] for i, j, value in result.top_pairs()]
+            print(format_table(["token A", "token B", "contribution", "of cosine"], rows))
+            shares = result.shares()
+            print("  " + ", ".join(f"{name}: {value:+.4f}" for name, value in shares.items()))
+        else:
+            print(f"  not exact: {result.why_not_exact}")
+            for name, tokens, deltas in (("A", result.tokens_a, result.leave_one_out_a),
+                                         ("B", result.tokens_b, result.leave_one_out_b)):
+                shown = ", ".join(f"{t} {d:+.3f}" for t, d in zip(tokens, deltas) if d == d)
+                print(f"  without each token of {name}: {shown}")
+    for reason in failed:
+        print(f"error: {reason}", file=sys.stderr)
+    _write_json(args.json, {r.key: r.as_json() for r in done})
+    return 0 if not failed else 1
+
+
+def cmd_anisotropy(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    from ..analysis.anisotropy import anisotropy_many
+
+    keys = _keys(args.models)
+    bars: dict[str, tqdm] = {}
+
+    def progress(key: str, done: int, total: int) -> None:
+        if key not in bars:
+            bars[key] = tqdm(total=total, desc=f"{key:<24}", unit="sentence", file=sys.stderr, dynamic_ncols=True)
+        bars[key].update(done - bars[key].n)
+
+    results = anisotropy_many(keys, args.split, progress=progress, max_models=len(keys))
+    for bar in bars.values():
+        bar.close()
+    done = [r for r in results if not isinstance(r, str)]
+    rows = [[r.key, r.family, f"{r.mean_random_cosine:.3f}", f"{r.similar.mean():.3f}", f"{r.unrelated.mean():.3f}",
+             f"{r.auc:.3f}", len(r.random), r.runtime] for r in done]
+    print(format_table(["model", "family", "mean random cos", "similar", "unrelated", "AUC", "random pairs",
+                        "computed with"], rows))
+    for reason in (r for r in results if isinstance(r, str)):
+        print(f"error: {reason}", file=sys.stderr)
+    _write_json(args.json, {r.key: r.as_json() for r in done})
+    return 0 if len(done) == len(results) else 1
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Add ``explain`` and ``anisotropy`` to ``python -m sbert_demo``."""
+    explain = commands.add_parser("explain", help="which token pairs make two sentences similar (exact for "
+                                                  "mean and max pooling)")
+    explain.add_argument("--models", required=True, help="comma-separated registry keys (up to 4)")
+    explain.add_argument("--a", required=True, help="sentence A")
+    explain.add_argument("--b", required=True, help="sentence B")
+    explain.add_argument("--json", help="write the contributions as JSON to this file")
+    explain.set_defaults(run=cmd_explain)
+
+    cone = commands.add_parser("anisotropy", help="mean cosine of random STSb pairs, and the AUC of similar vs "
+                                                  "unrelated pairs")
+    cone.add_argument("--models", required=True, help="comma-separated registry keys")
+    cone.add_argument("--split", choices=["train", "dev", "test"], default="train")
+    cone.add_argument("--json", help="write results as JSON to this file")
+    cone.set_defaults(run=cmd_anisotropy)

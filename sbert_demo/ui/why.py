@@ -1,0 +1,272 @@
+"""The "Why" tab: why naive embeddings fail, shown exactly, and what helps without training.
+
+Three views, each a thin handler over :mod:`sbert_demo.analysis`: which token pairs make two
+sentences similar (exact for mean and max pooling), the cone of naive vectors (cosine histograms
+of random, similar and unrelated STSb pairs), and a model trained here beside its base.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import gradio as gr
+
+from ..analysis import anisotropy as cone
+from ..analysis import explanation
+from ..analysis import plots as why_plots
+from ..analysis.training_effect import MAX_SENTENCES, trained_models, training_effect
+from ..data.examples import EXAMPLE_SETS
+from ..data.sentences import parse_sentences
+from ..explore import plots as explore_plots
+from ..models.registry import get_registry
+from . import snippets
+from .common import action, user_errors
+from .model_select import Refresher, model_dropdown, picker
+
+EXPLAIN_DEFAULTS = ("glove-6b-50d", "all-MiniLM-L6-v2")
+CONE_DEFAULTS = ("glove-6b-50d", "glove-6b-50d+whiten", "all-MiniLM-L6-v2")
+PAIRS = [
+    ["A man is playing a guitar.", "Someone plays the guitar on stage."],
+    ["How can I lose weight quickly?", "What is the fastest way to slim down?"],
+    ["A dog bites a man.", "A man bites a dog."],
+    ["The stock market fell sharply today.", "A cat is sleeping on the sofa."],
+]
+SPLITS = [("STSb train", "train"), ("STSb dev", "dev"), ("STSb test", "test")]
+BEFORE_AFTER_SET = "paraphrase-questions"
+
+
+# --- handlers ------------------------------------------------------------------------------------
+
+def _available(keys: tuple[str, ...]) -> list[str]:
+    registry = get_registry()
+    return [key for key in keys if registry.availability(key).available]
+
+
+@user_errors
+def run_explain(sentence_a: str, sentence_b: str, model_keys: list[str], progress=gr.Progress()) -> list:
+    """(summary HTML, *one figure per model slot)."""
+    progress(0, desc="Reading token vectors")
+    results = explanation.explain_pair(model_keys, sentence_a, sentence_b)
+    done = [r for r in results if not isinstance(r, str)]
+    maps = [r.contributions for r in done if r.exact]
+    zmax = max((float(np.abs(m).max()) for m in maps), default=None) or None
+    figures = [_explanation_figure(r, zmax) for r in done]
+    slots = [gr.update(visible=True, value=f) for f in figures]
+    slots += [gr.update(visible=False, value=None)] * (explanation.MAX_MODELS - len(slots))
+    return [explain_summary(results), *slots]
+
+
+def _explanation_figure(result: explanation.PairExplanation, zmax: float | None):
+    title = f"{result.label}: cosine {result.cosine:.3f}"
+    if result.exact:
+        return why_plots.contribution_heatmap(
+            result.contributions, result.tokens_a, result.tokens_b, title, zmax,
+            subtitle=f"{result.method}: the cells sum to the cosine. Colours shared across models.")
+    return why_plots.leave_one_out_bars(result.leave_one_out_a, result.leave_one_out_b, result.tokens_a,
+                                        result.tokens_b, title, subtitle="Approximate: leave one token out.")
+
+
+def explain_summary(results: list) -> str:
+    """One card per model: cosine, method, the shares, the top pairs (user text escaped)."""
+    cards = []
+    for result in results:
+        if isinstance(result, str):
+            cards.append(snippets.message(f"Skipped {result}", "warning"))
+            continue
+        head = (f'<div class="model-head"><span class="model-name">{snippets.esc(result.label)}</span>'
+                f'{snippets.badge(result.family)}</div>')
+        stats = [("cosine", f"{result.cosine:.3f}"), ("method", result.method)]
+        if result.exact:
+            stats += [(name, _share(value, result.cosine)) for name, value in result.shares().items()]
+        cells = "".join(f'<div><span class="stat-value">{snippets.esc(v)}</span>'
+                        f'<span class="stat-name">{snippets.esc(n)}</span></div>' for n, v in stats)
+        body = f'<div class="stats">{cells}</div>'
+        if result.exact:
+            rows = "".join(
+                f"<tr><td>{snippets.esc(result.tokens_a[i])}</td><td>{snippets.esc(result.tokens_b[j])}</td>"
+                f'<td class="num">{value:+.4f}</td><td class="num">{_share(value, result.cosine)}</td></tr>'
+                for i, j, value in result.top_pairs())
+            body += ('<table class="summary-table top-pairs"><thead><tr><th>token in A</th><th>token in B</th>'
+                     f"<th>contribution</th><th>of the cosine</th></tr></thead><tbody>{rows}</tbody></table>")
+        else:
+            body += snippets.paragraph(f"Not exact: {result.why_not_exact}")
+        body += snippets.notes_box(result.notes, title="Notes")
+        cards.append(f'<div class="why-card">{head}{body}</div>')
+    return f'<div class="why-cards">{"".join(cards)}</div>'
+
+
+def _share(value: float, cosine: float) -> str:
+    return f"{value:+.3f}" + (f" ({value / cosine:.0%})" if abs(cosine) > 1e-6 else "")
+
+
+@user_errors
+def run_cone(model_keys: list[str], split: str, progress=gr.Progress()) -> list:
+    """(summary HTML, histogram figure)."""
+    if split not in {value for _, value in SPLITS}:
+        raise ValueError(f"Choose the STSb split to sample pairs from: {', '.join(v for _, v in SPLITS)}.")
+    labels = {}
+
+    def step(key: str, done: int, total: int) -> None:
+        labels.setdefault(key, len(labels))
+        progress(done / max(total, 1), desc=f"{key}: {done:,} / {total:,} sentences")
+
+    results = cone.anisotropy_many(model_keys, split, progress=step)
+    done = [r for r in results if not isinstance(r, str)]
+    figure = why_plots.anisotropy_histograms(done) if done else None
+    return [cone_summary(results), figure]
+
+
+def cone_summary(results: list) -> str:
+    rows = []
+    for result in results:
+        if isinstance(result, str):
+            rows.append(f'<tr><td colspan="5" class="muted">Skipped {snippets.esc(result)}</td></tr>')
+            continue
+        rows.append(
+            f'<tr><td>{snippets.esc(result.label)} {snippets.badge(result.family)}'
+            f'<div class="muted runtime">{snippets.esc(result.runtime)}</div></td>'
+            f'<td class="num">{result.mean_random_cosine:.3f}</td><td class="num">{result.similar.mean():.3f}</td>'
+            f'<td class="num">{result.unrelated.mean():.3f}</td><td class="num">{result.auc:.3f}</td></tr>')
+    return ('<table class="summary-table"><thead><tr><th>Model</th>'
+            '<th title="Mean cosine of random sentence pairs: 0 means directions are spread out">Mean cosine, '
+            "random pairs</th><th>similar pairs (gold ≥ 4)</th><th>unrelated pairs (gold ≤ 1)</th>"
+            '<th title="How well cosine separates similar from unrelated pairs: 1 perfect, 0.5 chance">AUC '
+            f"similar vs. unrelated</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            '<p class="muted">Naive vectors crowd into a cone: random pairs score high, so a cosine of 0.8 '
+            "means little. Training-free fixes (centre, all-but-the-top, whitening) open the cone; SBERT "
+            "needs none of them.</p>")
+
+
+def refresh_trained(current: str | None) -> dict:
+    choices = trained_models()
+    keys = [key for _, key in choices]
+    return gr.update(choices=choices, value=current if current in keys else (keys[0] if keys else None))
+
+
+@user_errors
+def run_before_after(model_key: str | None, text: str, progress=gr.Progress()) -> list:
+    """(summary HTML, before heatmap, after heatmap, difference heatmap)."""
+    if not model_key or not isinstance(model_key, str):
+        raise ValueError("Choose a model trained here (train one in the Train tab: GloVe on NLI takes seconds).")
+    parsed = parse_sentences(text, max_sentences=MAX_SENTENCES)
+    progress(0, desc="Encoding with both models")
+    effect = training_effect(model_key, parsed.sentences)
+    zmin, zmax = explore_plots.shared_range([effect.before, effect.after])
+    before = explore_plots.heatmap(effect.before, effect.sentences, f"Before: {effect.base_label}", zmin, zmax)
+    after = explore_plots.heatmap(effect.after, effect.sentences, f"After: {effect.label}", zmin, zmax)
+    diff = why_plots.difference_heatmap(effect.before, effect.after, effect.sentences,
+                                        "What training changed (after − before)")
+    return [before_after_summary(effect, parsed.notes), before, after, diff]
+
+
+def before_after_summary(effect, notes: list[str]) -> str:
+    scores = effect.scores()
+    rows = "".join(
+        f"<tr><td>STSb {split}</td><td class='num'>{_x100(s['before'])}</td><td class='num'>{_x100(s['after'])}</td>"
+        f"<td class='num'>{_delta(s['before'], s['after'])}</td></tr>" for split, s in scores.items())
+    table = ("<table class='summary-table'><thead><tr><th>Spearman x100 (from the model card)</th>"
+             f"<th>{snippets.esc(effect.base_label)}</th><th>{snippets.esc(effect.label)}</th><th>change</th>"
+             f"</tr></thead><tbody>{rows}</tbody></table>") if scores else snippets.paragraph(
+        "The model card holds no STSb numbers.")
+    moved = "".join(
+        f"<li>{snippets.esc(snippets.shorten(effect.sentences[i], 60))} ↔ "
+        f"{snippets.esc(snippets.shorten(effect.sentences[j], 60))}: {b:.2f} → {a:.2f}</li>"
+        for i, j, b, a in effect.moved_pairs())
+    return (table + (f"<p class='muted'>Pairs training moved most:</p><ul class='moved'>{moved}</ul>" if moved else "")
+            + snippets.notes_box(notes))
+
+
+def _x100(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.2f}"
+
+
+def _delta(before: float | None, after: float | None) -> str:
+    return "–" if before is None or after is None else f"{(after - before) * 100:+.2f}"
+
+
+def load_example(key: str) -> str:
+    example = EXAMPLE_SETS.get(key)
+    return example.text if example else gr.skip()
+
+
+# --- layout and wiring ---------------------------------------------------------------------------
+
+def _explain_section() -> Refresher:
+    gr.Markdown("**Which token pairs make two sentences similar?** For mean pooling the cosine is exactly a "
+                "sum over token pairs (u_i·v_j / (n·m·‖a‖·‖b‖)); for max pooling each dimension comes from one "
+                "pair. Other poolings get approximate leave-one-out deltas.", elem_classes="tab-intro")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            sentence_a = gr.Textbox(PAIRS[0][0], label="Sentence A", max_lines=4, elem_id="why-a")
+            sentence_b = gr.Textbox(PAIRS[0][1], label="Sentence B", max_lines=4, elem_id="why-b")
+            gr.Examples(PAIRS, [sentence_a, sentence_b], label="Pairs to try")
+        with gr.Column(scale=2):
+            models = model_dropdown(_available(EXPLAIN_DEFAULTS), explanation.MAX_MODELS, label="Models (up to 4)",
+                                    info="Variants such as glove-6b-50d+whiten are explained exactly too.",
+                                    elem_id="why-models")
+            run = gr.Button("Explain the similarity", variant="primary", size="lg", elem_id="why-explain")
+            progress_box = gr.HTML(elem_classes="progress-box", elem_id="why-explain-progress")
+    summary = gr.HTML(elem_id="why-explain-summary")
+    with gr.Row(equal_height=False, elem_classes="why-maps"):
+        maps = [gr.Plot(show_label=False, visible=False, min_width=420, elem_classes="why-map")
+                for _ in range(explanation.MAX_MODELS)]
+    action([run.click], run_explain, [sentence_a, sentence_b, models], [summary, *maps], failures_to=progress_box,
+           api_name="explain", concurrency_id="why", show_progress_on=progress_box)
+    return picker(models)
+
+
+def _cone_section() -> Refresher:
+    gr.Markdown("**The cone.** Cosine of 2,000 random sentence pairs, of gold-similar and of gold-unrelated "
+                "STSb pairs. Naive vectors all point the same way, so every cosine is high.",
+                elem_classes="tab-intro")
+    with gr.Row(equal_height=True):
+        models = model_dropdown(_available(CONE_DEFAULTS), cone.MAX_MODELS, label="Models (up to 4)",
+                                elem_id="why-cone-models")
+        split = gr.Radio(SPLITS, value="train", label="Pairs from", scale=0, min_width=260)
+        with gr.Column(scale=0, min_width=200):
+            run = gr.Button("Measure the cone", variant="primary", elem_id="why-cone-run")
+    progress_box = gr.HTML(elem_classes="progress-box", elem_id="why-cone-progress")
+    summary = gr.HTML(elem_id="why-cone-summary")
+    figure = gr.Plot(show_label=False, elem_id="why-cone-plot")
+    action([run.click], run_cone, [models, split], [summary, figure], failures_to=progress_box,
+           api_name="anisotropy", concurrency_id="why", show_progress_on=progress_box)
+    return picker(models)
+
+
+def _before_after_section() -> Refresher:
+    gr.Markdown("**Before and after training.** A model trained in the Train tab beside its base, on the same "
+                "sentences: both similarity maps, their difference, and the STSb numbers from its model card.",
+                elem_classes="tab-intro")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=2):
+            model = gr.Dropdown(trained_models(), label="Model trained here", allow_custom_value=True,
+                                info="Models trained in the Train tab appear here.", elem_id="why-trained")
+            example = gr.Dropdown([(e.title, e.key) for e in EXAMPLE_SETS.values()], value=BEFORE_AFTER_SET,
+                                  label="Example set")
+            run = gr.Button("Compare with its base", variant="primary", elem_id="why-before-after")
+            progress_box = gr.HTML(elem_classes="progress-box", elem_id="why-before-after-progress")
+        with gr.Column(scale=3):
+            text = gr.Textbox(EXAMPLE_SETS[BEFORE_AFTER_SET].text, lines=8, max_lines=14, label="Sentences",
+                              elem_id="why-sentences")
+    summary = gr.HTML(elem_id="why-before-after-summary")
+    with gr.Row(equal_height=False):
+        before, after = gr.Plot(show_label=False), gr.Plot(show_label=False)
+    difference = gr.Plot(show_label=False, elem_id="why-difference")
+    example.change(load_example, example, text, api_visibility="private", queue=False)
+    action([run.click], run_before_after, [model, text], [summary, before, after, difference],
+           failures_to=progress_box, api_name="before_after", concurrency_id="why",
+           show_progress_on=progress_box)
+    return Refresher(refresh_trained, model)
+
+
+def build_tab() -> list[Refresher]:
+    """Build the Why tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
+    gr.Markdown("Why do naive embeddings fail, and what helps short of siamese training?",
+                elem_classes="tab-intro")
+    with gr.Tabs():
+        with gr.Tab("Explain a pair", id="why-explain-tab"):
+            explain_models = _explain_section()
+        with gr.Tab("The cone (anisotropy)", id="why-cone-tab"):
+            cone_models = _cone_section()
+        with gr.Tab("Before / after training", id="why-training-tab"):
+            trained = _before_after_section()
+    return [explain_models, cone_models, trained]
