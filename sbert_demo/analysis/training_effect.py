@@ -48,10 +48,19 @@ class TrainingEffect:
 
 
 def trained_models(registry: Registry | None = None) -> list[tuple[str, str]]:
-    """``(label, key)`` of the models trained here whose card names their base model."""
+    """``(label, key)`` of the models trained here whose card names their base model, newest first."""
     registry = registry or get_registry()
-    return [(entry.label, entry.key) for entry in registry.entries()
-            if entry.family == "fine-tuned" and local.read_card(Path(entry.source)).get("base")]
+    found = [(Path(entry.source), entry) for entry in registry.entries()
+             if entry.family == "fine-tuned" and local.read_card(Path(entry.source)).get("base")]
+    found.sort(key=lambda item: -_modified(item[0]))
+    return [(entry.label, entry.key) for _, entry in found]
+
+
+def _modified(folder: Path) -> float:
+    try:
+        return folder.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def training_effect(model: str, sentences: Sequence[str], registry: Registry | None = None) -> TrainingEffect:

@@ -8,5 +8,7 @@
 * :mod:`.embedding_cache` — SQLite cache of embeddings keyed by model fingerprint and text;
 * :mod:`.fixes` — training-free fixes (centre, all-but-the-top, whitening): fitting, applying, caching.
 
-May import: config, shared, hub, models, data (the collection the fixes are fitted on).
+data: only for the sentence collection the fixes are fitted on.
+
+May import: config, shared, hub, models, data.
 """

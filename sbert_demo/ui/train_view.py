@@ -152,7 +152,8 @@ def _saved_note(snap: JobSnapshot) -> str:
     name = esc(snap.model_name)
     return ('<div class="notes notes-ok">The model <strong>' + name + "</strong> is saved in "
             f"<code>models/{name}</code> and can now be chosen in Explore, STS benchmark and here as a "
-            "base model (the model lists refresh when a tab is opened).</div>")
+            "base model (the model lists refresh when a tab is opened). See what training changed beside "
+            "its base in <strong>Why naive fails → Before / after training</strong>.</div>")
 
 
 # --- before a run --------------------------------------------------------------------------------
