@@ -102,7 +102,7 @@ def test_a_train_tab_module_is_included_after_sts(monkeypatch: pytest.MonkeyPatc
     demo = build_app(warm_up=False)
     tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
     assert tabs == ["Explore", "STS benchmark", "Why naive fails", "Explain a pair", "The cone (anisotropy)",
-                    "Before / after training", "Train", "Models"]
+                    "Before / after training", "Train", "Models", "Talk"]
 
 
 def test_launch_options_carry_theme_and_css() -> None:

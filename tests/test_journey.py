@@ -99,7 +99,7 @@ def test_a_whole_visit(browser, journey_app: tuple[str, Path], monkeypatch: pyte
     # The new model is in the Explore tab's list and works there.
     page.get_by_role("tab", name="Explore").click()
     page.locator("#explore-models input").click()
-    option = page.get_by_role("option", name=re.compile(TRAINED))
+    option = page.get_by_role("option", name=re.compile(rf"^{TRAINED} .*· trained here$"))  # not its fixes
     option.wait_for()
     option.click()
     page.keyboard.press("Escape")

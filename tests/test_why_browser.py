@@ -46,6 +46,29 @@ def why_page(browser, why_app: str):
     context.close()
 
 
+def test_presenter_view_runs_its_five_steps_from_a_cold_start(browser, why_app: str) -> None:
+    """First in this module: the app's cache is empty (no embeddings, no fitted fixes)."""
+    context, page = open_page(browser, why_app + "?view=talk", timeout_ms=300_000)
+    page.wait_for_function("document.body.classList.contains('talk-mode')")
+    assert page.locator("#talk-next").is_visible()
+    expected = [("1 / 5", "#talk-left", None), ("2 / 5", "#talk-right", None), ("3 / 5", "#talk-left", "58.0"),
+                ("4 / 5", "#talk-right", None), ("5 / 5", "#talk-left", "after")]
+    for number, (title, plot, text) in enumerate(expected, start=1):
+        page.keyboard.press("ArrowRight")  # the presenter's clicker
+        page.wait_for_function(f"document.querySelector('#talk-title').innerText.includes({title!r})")
+        page.wait_for_function(f"document.querySelectorAll('{plot} .js-plotly-plot').length === 1")
+        if text == "after":  # the training curve: the run has finished and says what it changed
+            page.wait_for_function("document.querySelector('#talk-caption').innerText.includes('after')")
+            assert "STSb test 55.61 →" in page.inner_text("#talk-caption")
+        elif text:
+            page.wait_for_function(f"document.querySelector('#talk-left').innerText.includes({text!r})")
+        assert page.inner_text("#talk-failure").strip() == ""
+        shoot(page, f"talk-{number}.png")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('4 / 5')")
+    context.close()
+
+
 def test_explain_a_pair(why_page) -> None:
     page = why_page
     choose_models(page, "#why-models", ("glove-6b-50d", "all-MiniLM-L6-v2"))

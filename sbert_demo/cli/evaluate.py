@@ -21,7 +21,8 @@ def cmd_models(args: argparse.Namespace) -> int:
                      status.where if status.available else status.reason])
     print(format_table(["key", "family", "available", "source / why not"], rows))
     print("\nTraining-free fixes: any key followed by +center, +abttD (e.g. +abtt3) or +whiten[N] "
-          "(e.g. glove-6b-50d+whiten), fitted on the STSb train sentences (--fit-sentences to change).")
+          "(e.g. glove-6b-50d+whiten), fitted on the STSb train sentences (--fit-sentences to change).",
+          file=sys.stderr)
     return 0
 
 

@@ -5,7 +5,9 @@
 * :mod:`.numba_cache` — UMAP's numba kernels compiled once per machine, not once per start;
 * :mod:`.exploration` — :func:`~.exploration.explore`: all of it for up to four models, as data, with
   a bounded cache of finished results;
-* :mod:`.plots` — the Explore tab's figures (pure functions of arrays and labels).
+* :mod:`.plots` — the Explore tab's figures (pure functions of arrays and labels);
+* :mod:`.exports` — embeddings as .npy / .csv / Embedding Projector TSVs, tables as CSV, in
+  temporary folders that are cleaned up.
 
 May import: config, shared, plot_style, models, data, encoding.
 """

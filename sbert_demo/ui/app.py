@@ -14,8 +14,10 @@ import threading
 
 import gradio as gr
 
-from . import explore, models, sts, why
+from . import explore, models, sts, talk, why
+from .links import TabParts
 from .model_select import Refresher, keep_in_sync
+from .sharing import wire_links
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +81,8 @@ CSS = """
 .caption { margin: 0 0.4rem; }
 .progress-box { min-height: 4.5rem; }
 #explore-upload { align-self: end; }
+.share-box { align-self: center; }
+#share-link textarea, #share-link input { font-size: 0.8rem; }
 .why-cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 0.8rem; }
 .why-card { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 0.6rem 0.8rem; }
 .why-card .top-pairs { margin-top: 0.5rem; font-size: 0.85rem; }
@@ -95,7 +99,7 @@ def theme() -> gr.themes.Base:
 
 def launch_options() -> dict:
     """Keyword arguments for ``Blocks.launch`` (Gradio 6 takes theme and CSS there)."""
-    return {"theme": theme(), "css": CSS, "max_file_size": MAX_FILE_SIZE}
+    return {"theme": theme(), "css": CSS + talk.CSS, "js": talk.JS, "max_file_size": MAX_FILE_SIZE}
 
 
 def configure_queue(demo: gr.Blocks) -> gr.Blocks:
@@ -143,13 +147,28 @@ def _optional_tabs() -> list[tuple[str, object]]:
 def build_app(warm_up: bool = True) -> gr.Blocks:
     """The Blocks app with every tab, not launched; call :func:`configure_queue` before launching."""
     with gr.Blocks(title=TITLE, fill_width=True) as demo:
-        gr.HTML(HEADER)
-        tabs = [("Explore", explore), ("STS benchmark", sts), ("Why naive fails", why), *_optional_tabs(),
-                ("Models", models)]
-        for name, module in tabs:
-            with gr.Tab(name, id=name.lower().split()[0]) as tab:
-                refreshers: list[Refresher] = module.build_tab() or []
-            keep_in_sync(refreshers, tab.select, demo.load)
+        with gr.Row(equal_height=True, elem_classes="header-row"):
+            gr.HTML(HEADER)
+            share = gr.Column(scale=0, min_width=300, elem_classes="share-box")
+        share_notes = gr.Column()  # what a link could not restore, above the tabs
+        pages = [("Explore", explore), ("STS benchmark", sts), ("Why naive fails", why), *_optional_tabs(),
+                 ("Models", models), ("Talk", talk)]
+        linkable: dict[str, dict] = {}
+        tab_events = {}
+        every_refresher: list[Refresher] = []
+        with gr.Tabs() as tabs:
+            for name, module in pages:
+                tab_id = name.lower().split()[0]
+                with gr.Tab(name, id=tab_id) as tab:
+                    built = module.build_tab() or []
+                refreshers: list[Refresher] = built.refreshers if isinstance(built, TabParts) else built
+                linkable[tab_id] = built.linkable if isinstance(built, TabParts) else {}
+                tab_events[tab_id] = tab.select
+                keep_in_sync(refreshers, tab.select)
+                every_refresher += refreshers
+        # One chain when a page opens: bring the pickers up to date, then apply the link (two
+        # separate load events would race, and the older selection could win).
+        wire_links(demo, (share, share_notes), tabs, tab_events, linkable, every_refresher)
         gr.HTML(FOOTER)
     if warm_up:
         start_warm_up()

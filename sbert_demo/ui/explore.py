@@ -16,11 +16,13 @@ from gradio.components.plot import PlotData
 from ..data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, get_example
 from ..data.sentences import parse_sentences, read_sentence_file
 from ..explore import plots
+from ..explore.exports import export_models
 from ..explore.exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings, request_key
 from ..explore.similarity import group_order
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
-from .model_select import Refresher, default_models, model_dropdown, picker
+from .links import TabParts
+from .model_select import default_models, model_dropdown, picker
 
 COLOUR_CHOICES = [("given groups", "groups"), ("automatic clusters", "clusters")]
 CLUSTER_CHOICES = [("k-means (k by silhouette)", "kmeans"), ("HDBSCAN", "hdbscan")]
@@ -93,6 +95,17 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
             while len(_pages) > FIGURES_KEPT:
                 _pages.popitem(last=False)
     return outputs
+
+
+@user_errors
+def export_run(text: str, model_keys: list[str], example_key: str | None, progress=gr.Progress()) -> list[str]:
+    """Each model's embeddings of the sentences as .npy, .csv and Embedding Projector TSVs."""
+    parsed = parse_sentences(text or "")
+    example = EXAMPLE_SETS.get(example_key) if isinstance(example_key, str) else None
+    set_name = example.key if example is not None and example.text == (text or "").strip() else "my-sentences"
+    files = export_models(set_name, model_keys or [], parsed.sentences, parsed.groups,
+                          progress=lambda fraction, what: progress(fraction, desc=what))
+    return [str(path) for path in files]
 
 
 def _is_figure(value) -> bool:
@@ -204,8 +217,9 @@ def _map_figure(model: dict, data: dict, colour_by: str) -> object | None:
 
 # --- layout and wiring ---------------------------------------------------------------------------
 
-def build_tab() -> list[Refresher]:
-    """Build the Explore tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
+def build_tab() -> TabParts:
+    """Build the Explore tab inside the current ``gr.Tab``; returns what to refresh when it is shown
+    and what a link can set."""
     example = EXAMPLE_SETS[DEFAULT_EXAMPLE]
     gr.Markdown("Paste sentences (one per line, optionally `group | sentence`), pick up to four models "
                 "and compare: naive embeddings rate almost everything as similar, siamese ones separate "
@@ -245,6 +259,15 @@ def build_tab() -> list[Refresher]:
                           gr.Plot(show_label=False, elem_classes="map"), gr.HTML(elem_classes="map-caption")]
     with gr.Accordion("Numbers as JSON (what the API returns)", open=False):
         data = gr.JSON(show_label=False, elem_id="explore-json")
+    with gr.Accordion("Export the embeddings", open=False, elem_id="explore-export-box"):
+        gr.Markdown("Per model: `.npy` (the matrix), `.csv` (sentence, group, dimensions) and the two files "
+                    "[projector.tensorflow.org](https://projector.tensorflow.org) loads (`vectors.tsv`, "
+                    "`metadata.tsv`). Figures download as PNG from their toolbar (camera icon).",
+                    elem_classes="muted")
+        with gr.Row(equal_height=True):
+            export = gr.Button("Export embeddings", scale=0, min_width=200, elem_id="explore-export")
+            export_notes = gr.HTML()
+        exported = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="explore-files")
 
     examples.change(load_example, examples, [text, description], api_visibility="private", queue=False)
     action([upload.upload], load_file, upload, [text, notes], failures_to=notes, api_visibility="private")
@@ -254,10 +277,14 @@ def build_tab() -> list[Refresher]:
            failures_to=progress_box, api_name="explore", concurrency_id="explore", show_progress_on=progress_box)
     action([query.input], rerank, [text, data, query], slots[3::SLOT_OUTPUTS], failures_to=progress_box,
            api_name="rank", concurrency_id="explore", show_progress="minimal")
+    action([export.click], export_run, [text, models, examples], exported, failures_to=export_notes,
+           api_name="export", concurrency_id="explore", show_progress_on=export_notes)
     colour_by.change(recolour, [data, colour_by], [o for i in range(MAX_MODELS)
                                                    for o in slots[i * SLOT_OUTPUTS + 4:i * SLOT_OUTPUTS + 6]],
                      api_visibility="private", queue=False, show_progress="hidden")
-    return [picker(models)]
+    return TabParts([picker(models)], {"example": examples, "description": description, "text": text,
+                                       "models": models, "query": query, "colour": colour_by,
+                                       "clusters": cluster_method, "notes": notes})
 
 
 def _initial_query(text: str) -> dict:

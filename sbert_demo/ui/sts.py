@@ -14,10 +14,12 @@ from ..benchmark.evaluation import StsResult, evaluate_many
 from ..data.benchmarks import sts_split
 from ..data.files import read_scored_pairs
 from ..data.records import ScoredPairs
+from ..explore.exports import write_table_csv
 from ..models.registry import get_registry, requested_keys
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
-from .model_select import Refresher, default_models, model_dropdown, picker
+from .links import TabParts
+from .model_select import default_models, model_dropdown, picker
 
 DATASETS = [("STSb dev", "dev"), ("STSb test", "test"),
             ("Upload scored pairs", "upload")]
@@ -95,6 +97,18 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: li
         yield [status, _table(results), _bar_chart(results)] + scatters
 
 
+@user_errors
+def table_csv(table, dataset: str) -> str:
+    """The results table as a CSV file (after a run)."""
+    if isinstance(table, dict):  # the API's form
+        rows = table.get("data") or []
+    else:  # the page's: a pandas DataFrame
+        rows = table.to_numpy().tolist() if table is not None else []
+    rows = [row for row in rows if any(str(cell).strip() for cell in row)]
+    name = f"sts-{dataset if dataset in ('dev', 'test') else 'uploaded-pairs'}-results"
+    return str(write_table_csv(name, HEADERS, rows))
+
+
 # --- results as table and figures ----------------------------------------------------------------
 
 def _status(pairs: ScoredPairs, keys: list[str]) -> str:
@@ -156,8 +170,9 @@ def _scatter(result: StsResult, pairs: ScoredPairs) -> dict:
 
 # --- layout and wiring ---------------------------------------------------------------------------
 
-def build_tab() -> list[Refresher]:
-    """Build the STS tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
+def build_tab() -> TabParts:
+    """Build the STS tab inside the current ``gr.Tab``; returns what to refresh when it is shown
+    and what a link can set."""
     gr.Markdown("How well does cosine similarity rank sentence pairs like people do? Spearman rank "
                 "correlation x 100 against the gold scores of the STS benchmark, as in the SBERT paper.",
                 elem_classes="tab-intro")
@@ -181,6 +196,7 @@ def build_tab() -> list[Refresher]:
             table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, label="Results",
                                  column_widths=["24%", "9%", "11%", "11%", "8%", "8%", "8%", "21%"],
                                  elem_id="sts-table")
+            results_file = gr.File(label="Results as CSV", interactive=False, height=60, elem_id="sts-csv")
             bars = gr.Plot(show_label=False, elem_id="sts-bars")
     gr.Markdown("**Gold score against cosine, one point per pair** (hover for the sentences). Naive "
                 "BERT squeezes every pair into a narrow band of high cosines.", elem_classes="section-title")
@@ -189,7 +205,8 @@ def build_tab() -> list[Refresher]:
                     for _ in range(MAX_SCATTERS)]
 
     dataset.change(show_upload, dataset, upload, api_visibility="private", queue=False, show_progress="hidden")
-    action([run.click], run_sts, [dataset, upload, models, fixes], [status, table, bars, *scatters],
-           failures_to=progress_box, api_name="sts", concurrency_id="sts", concurrency_limit=1,
-           show_progress_on=progress_box)
-    return [picker(models)]
+    done = action([run.click], run_sts, [dataset, upload, models, fixes], [status, table, bars, *scatters],
+                  failures_to=progress_box, api_name="sts", concurrency_id="sts", concurrency_limit=1,
+                  show_progress_on=progress_box)
+    done.success(table_csv, [table, dataset], results_file, api_name="sts_csv", show_progress="hidden")
+    return TabParts([picker(models)], {"models": models, "data": dataset})

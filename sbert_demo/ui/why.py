@@ -20,6 +20,7 @@ from ..explore import plots as explore_plots
 from ..models.registry import get_registry
 from . import snippets
 from .common import action, user_errors
+from .links import TabParts
 from .model_select import Refresher, model_dropdown, picker
 
 EXPLAIN_DEFAULTS = ("glove-6b-50d", "all-MiniLM-L6-v2")
@@ -190,7 +191,7 @@ def load_example(key: str) -> str:
 
 # --- layout and wiring ---------------------------------------------------------------------------
 
-def _explain_section() -> Refresher:
+def _explain_section() -> tuple[Refresher, gr.Dropdown]:
     gr.Markdown("**Which token pairs make two sentences similar?** For mean pooling the cosine is exactly a "
                 "sum over token pairs (u_i·v_j / (n·m·‖a‖·‖b‖)); for max pooling each dimension comes from one "
                 "pair. Other poolings get approximate leave-one-out deltas.", elem_classes="tab-intro")
@@ -211,7 +212,7 @@ def _explain_section() -> Refresher:
                 for _ in range(explanation.MAX_MODELS)]
     action([run.click], run_explain, [sentence_a, sentence_b, models], [summary, *maps], failures_to=progress_box,
            api_name="explain", concurrency_id="why", show_progress_on=progress_box)
-    return picker(models)
+    return picker(models), models
 
 
 def _cone_section() -> Refresher:
@@ -258,15 +259,16 @@ def _before_after_section() -> Refresher:
     return Refresher(refresh_trained, model)
 
 
-def build_tab() -> list[Refresher]:
-    """Build the Why tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
+def build_tab() -> TabParts:
+    """Build the Why tab inside the current ``gr.Tab``; returns what to refresh when it is shown
+    and what a link can set."""
     gr.Markdown("Why do naive embeddings fail, and what helps short of siamese training?",
                 elem_classes="tab-intro")
     with gr.Tabs():
         with gr.Tab("Explain a pair", id="why-explain-tab"):
-            explain_models = _explain_section()
+            explain_models, models = _explain_section()
         with gr.Tab("The cone (anisotropy)", id="why-cone-tab"):
             cone_models = _cone_section()
         with gr.Tab("Before / after training", id="why-training-tab"):
             trained = _before_after_section()
-    return [explain_models, cone_models, trained]
+    return TabParts([explain_models, cone_models, trained], {"models": models})

@@ -1,0 +1,166 @@
+"""Deep links: the page's state in its URL, restored when the page opens, and the "Copy link" button.
+
+Query parameters (all optional; unknown or malformed ones are ignored with a note, never an error):
+
+* ``tab`` — ``explore``, ``sts``, ``why``, ``train``, ``models`` or ``talk``; ``view=talk`` opens the
+  presenter view (the Talk tab in large type);
+* ``set`` — a built-in example set (Explore), or ``sentences`` — the text box itself (one sentence
+  per line, ``group | sentence`` allowed; links longer than :data:`MAX_LINK_CHARS` are not made);
+* ``models`` — comma-separated registry keys (variants such as ``glove-6b-50d+whiten`` too), for the
+  tab the link opens (Explore by default);
+* ``query`` — the query sentence's number (1-based); ``colour`` — ``groups`` or ``clusters``;
+  ``clusters`` — ``kmeans`` or ``hdbscan``; ``data`` — the STS tab's ``dev`` or ``test``.
+
+Example: ``?tab=explore&set=paraphrase-questions&models=glove-6b-50d,all-MiniLM-L6-v2``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+from urllib.parse import urlencode
+
+from ..data.examples import EXAMPLE_SETS
+from ..data.sentences import parse_sentences
+from ..models.registry import get_registry
+
+TABS = ("explore", "sts", "why", "train", "models", "talk")
+MODEL_TABS = ("explore", "sts", "why")  # tabs whose model picker a link can fill
+MAX_LINK_CHARS = 2000  # what every browser, chat app and slide tool keeps of a URL
+MAX_MODELS = {"explore": 4, "sts": 8, "why": 4}
+CHOICES = {"colour": ("groups", "clusters"), "clusters": ("kmeans", "hdbscan"), "data": ("dev", "test")}
+KNOWN = {"tab", "view", "set", "sentences", "models", "query", *CHOICES}
+
+
+class TabParts(NamedTuple):
+    """What a tab builder returns: components to keep in step with the registry, and the
+    components a link can set, by name (e.g. ``{"models": dropdown}``)."""
+
+    refreshers: list
+    linkable: dict
+
+
+@dataclass
+class LinkState:
+    tab: str | None = None
+    example: str | None = None
+    sentences: str | None = None
+    models: list[str] | None = None
+    query: int | None = None  # 0-based
+    colour: str | None = None
+    clusters: str | None = None
+    data: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _models(text: str, tab: str, notes: list[str]) -> list[str] | None:
+    registry = get_registry()
+    keys, unknown = [], []
+    # A "+" typed into a URL (glove-6b-50d+whiten) arrives as a space: read it back as "+".
+    for key in dict.fromkeys(k.strip().replace(" ", "+") for k in text.split(",") if k.strip()):
+        try:
+            keys.append(registry.get(key).key)
+        except ValueError:
+            unknown.append(key)
+    if unknown:
+        notes.append(f"Ignored unknown model(s) {', '.join(repr(k[:60]) for k in unknown[:5])}; see the Models tab.")
+    limit = MAX_MODELS.get(tab, 4)
+    if len(keys) > limit:
+        notes.append(f"Kept the first {limit} models; this tab compares at most {limit}.")
+    return keys[:limit] or None
+
+
+def parse_link(params: Mapping[str, str]) -> LinkState:
+    """The state a URL's query parameters ask for; what cannot be used becomes a note."""
+    state = LinkState()
+    notes = state.notes
+    params = {str(k): str(v) for k, v in params.items() if not str(k).startswith("__")}  # Gradio's own
+    unknown = sorted(set(params) - KNOWN)
+    if unknown:
+        notes.append(f"Ignored unknown link parameter(s): {', '.join(repr(u[:40]) for u in unknown[:5])}.")
+    view = params.get("view", "").strip().lower()
+    if view and view != "talk":
+        notes.append(f"Ignored view={view[:40]!r}; the only view is talk (the presenter view).")
+    tab = params.get("tab", "").strip().lower() or ("talk" if view == "talk" else "")
+    if tab:
+        if tab in TABS:
+            state.tab = tab
+        else:
+            notes.append(f"Ignored tab={tab[:40]!r}; choose one of {', '.join(TABS)}.")
+    if "sentences" in params:
+        text = params["sentences"]
+        try:
+            parsed = parse_sentences(text)
+            if len(parsed.sentences) < 2:
+                raise ValueError("a link needs at least two sentences")
+            state.sentences = text
+        except ValueError as exc:
+            notes.append(f"Ignored the sentences in the link: {exc}")
+    if "set" in params:
+        key = params["set"].strip()
+        if key in EXAMPLE_SETS and state.sentences is None:
+            state.example = key
+        elif key not in EXAMPLE_SETS:
+            notes.append(f"Ignored set={key[:40]!r}; example sets: {', '.join(EXAMPLE_SETS)}.")
+    if params.get("models", "").strip():
+        state.models = _models(params["models"], state.tab if state.tab in MODEL_TABS else "explore", notes)
+    if "query" in params:
+        state.query = _query(params["query"], state, notes)
+    for name, valid in CHOICES.items():
+        value = params.get(name, "").strip().lower()
+        if not value:
+            continue
+        if value in valid:
+            setattr(state, name, value)
+        else:
+            notes.append(f"Ignored {name}={value[:40]!r}; choose {' or '.join(valid)}.")
+    return state
+
+
+def _query(text: str, state: LinkState, notes: list[str]) -> int | None:
+    source = state.sentences if state.sentences is not None else (
+        EXAMPLE_SETS[state.example].text if state.example else None)
+    count = len(parse_sentences(source).sentences) if source is not None else None
+    try:
+        number = int(text)
+    except ValueError:
+        notes.append(f"Ignored query={text[:20]!r}; give the query sentence's number, e.g. query=3.")
+        return None
+    if number < 1 or (count is not None and number > count):
+        notes.append(f"Ignored query={number}: there is no sentence number {number}.")
+        return None
+    return number - 1
+
+
+def make_link(tab: str, *, example: str | None = None, text: str | None = None,
+              models: Sequence[str] | None = None, query: int | None = None, colour: str | None = None,
+              clusters: str | None = None, data: str | None = None) -> tuple[str, str | None]:
+    """``(query string, note)`` for the current state; the note says what a link cannot hold.
+
+    >>> make_link("explore", example="paraphrase-questions", text=None, models=["glove-6b-50d"])[0]
+    '?tab=explore&set=paraphrase-questions&models=glove-6b-50d'
+    """
+    params: dict[str, str] = {"tab": tab if tab in TABS else "explore"}
+    note = None
+    if tab == "explore":
+        same_as_example = example in EXAMPLE_SETS and (text is None or text.strip() == EXAMPLE_SETS[example].text)
+        if same_as_example:
+            params["set"] = example
+        elif text and text.strip():
+            params["sentences"] = text.strip()
+    if models:
+        params["models"] = ",".join(models)
+    if tab == "explore":
+        if isinstance(query, int) and query > 0:
+            params["query"] = str(query + 1)
+        params.update({k: v for k, v in (("colour", colour), ("clusters", clusters)) if v})
+    if tab == "sts" and data in CHOICES["data"]:
+        params["data"] = data
+    link = "?" + urlencode(params, safe=",|")
+    if len(link) > MAX_LINK_CHARS and "sentences" in params:
+        del params["sentences"]
+        link = "?" + urlencode(params, safe=",|")
+        note = (f"These sentences do not fit in a link (links hold up to {MAX_LINK_CHARS:,} characters): the "
+                "link keeps the models and options. Share the sentences as a file and upload it.")
+    return link, note

@@ -1,0 +1,109 @@
+"""The link to the current view: restored when a page opens (:mod:`.links` reads the URL) and
+written by the "Copy link" button, which also puts it on the clipboard."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..data.examples import EXAMPLE_SETS
+from . import snippets
+from .explore import query_choices
+from .links import make_link, parse_link
+
+# (tab, name) of every component a link can set or read, in the order the handlers use.
+SLOTS = [("explore", "example"), ("explore", "description"), ("explore", "text"), ("explore", "models"),
+         ("explore", "query"), ("explore", "colour"), ("explore", "clusters"), ("sts", "models"),
+         ("sts", "data"), ("why", "models")]
+READ = [slot for slot in SLOTS if slot[1] not in ("description",)]
+COPY_JS = """(query, note) => {
+  if (!query) { return [query, note]; }
+  const url = window.location.origin + window.location.pathname + query;
+  if (navigator.clipboard) { navigator.clipboard.writeText(url).catch(() => {}); }
+  return [url, note];
+}"""
+
+
+def apply_link(request: gr.Request) -> list:
+    """Updates for the tabs and every linkable component, from the page's URL."""
+    params = dict(getattr(request, "query_params", {}) or {})
+    state = parse_link(params)
+    updates: dict[tuple[str, str], object] = {slot: gr.skip() for slot in SLOTS}
+    text = None
+    if state.example:
+        example = EXAMPLE_SETS[state.example]
+        text = example.text
+        updates[("explore", "example")] = example.key
+        updates[("explore", "description")] = snippets.paragraph(example.description)
+        updates[("explore", "text")] = text
+    elif state.sentences is not None:
+        text = state.sentences
+        updates[("explore", "text")] = text
+    if text is not None or state.query is not None:
+        current = text if text is not None else EXAMPLE_SETS[next(iter(EXAMPLE_SETS))].text
+        updates[("explore", "query")] = query_choices(current, state.query or 0)
+    if state.models:
+        updates[(state.tab if state.tab in ("sts", "why") else "explore", "models")] = gr.update(value=state.models)
+    for name in ("colour", "clusters"):
+        if getattr(state, name):
+            updates[("explore", name)] = getattr(state, name)
+    if state.data:
+        updates[("sts", "data")] = state.data
+    tab = gr.update(selected=state.tab) if state.tab else gr.skip()
+    notes = snippets.notes_box(state.notes, title="Some of the link could not be used", kind="warning")
+    return [tab, notes, *(updates[slot] for slot in SLOTS)]
+
+
+def copy_link(tab: str, *values) -> list[str]:
+    """``(query string, note)`` describing the current view."""
+    current = dict(zip(READ, values))
+    tab = tab or "explore"
+    models = current.get((tab if tab in ("sts", "why") else "explore", "models"))
+    link, note = make_link(tab, example=current.get(("explore", "example")), text=current.get(("explore", "text")),
+                           models=[m for m in models or [] if isinstance(m, str)],
+                           query=current.get(("explore", "query")), colour=current.get(("explore", "colour")),
+                           clusters=current.get(("explore", "clusters")), data=current.get(("sts", "data")))
+    return [link, snippets.message(note, "warning") if note else ""]
+
+
+def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tabs, tab_events: dict, linkable: dict,
+               refreshers: list) -> None:
+    """The Copy link button and the link box in ``boxes[0]``, notes in ``boxes[1]``; when a page loads, ``refreshers`` bring
+    their components up to date with the registry, then the link's state is applied."""
+    present = [slot for slot in SLOTS if slot[1] in linkable.get(slot[0], {})]
+    with boxes[0]:
+        copy = gr.Button("Copy link to this view", size="sm", elem_id="copy-link")
+        link = gr.Textbox(show_label=False, interactive=False, max_lines=1, placeholder="A link to what you see",
+                          elem_id="share-link")
+    with boxes[1]:
+        notes = gr.HTML(elem_id="link-notes")
+    current_tab = gr.State("explore")
+    for tab_id, select in tab_events.items():
+        select(lambda tab_id=tab_id: tab_id, None, current_tab, queue=False, show_progress="hidden",
+               api_visibility="private")
+
+    def restore(request: gr.Request) -> list:
+        updates = apply_link(request)
+        by_slot = dict(zip(SLOTS, updates[2:]))
+        return [updates[0], updates[1], *(by_slot[slot] for slot in present)]
+
+    def current(request: gr.Request) -> str:
+        return parse_link(dict(getattr(request, "query_params", {}) or {})).tab or "explore"
+
+    def refresh_all(*values) -> list:
+        return [fn(value) for (fn, _), value in zip(refreshers, values)]
+
+    components = [component for _, component in refreshers]
+    demo.load(refresh_all, components, components, queue=False, show_progress="hidden",
+              api_visibility="private").then(
+        restore, None, [tabs, notes, *(linkable[t][n] for t, n in present)], queue=False,
+        show_progress="hidden", api_visibility="private")
+    demo.load(current, None, current_tab, queue=False, show_progress="hidden", api_visibility="private")
+    readable = [slot for slot in READ if slot in present]
+
+    def copy_handler(tab: str, *values) -> list[str]:
+        by_slot = dict(zip(readable, values))
+        return copy_link(tab, *(by_slot.get(slot) for slot in READ))
+
+    copy.click(copy_handler, [current_tab, *(linkable[t][n] for t, n in readable)], [link, notes],
+               queue=False, show_progress="hidden", api_name="link").then(
+        None, [link, notes], [link, notes], js=COPY_JS, queue=False, show_progress="hidden")

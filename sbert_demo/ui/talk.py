@@ -1,0 +1,201 @@
+"""The presenter view: a fixed five-step story in large type, one click (or key) per step.
+
+Open it with ``?view=talk`` (large type, high contrast) or the Talk tab. Every step runs offline
+from a cold start with a progress bar, through the same core as the other tabs:
+
+1. the cone: cosine histograms of random / similar / unrelated STSb pairs, GloVe vs. MiniLM;
+2. paraphrases: similarity heatmaps, GloVe vs. MiniLM, on the paraphrased-questions set;
+3. the STS benchmark: Spearman on STSb test against the SBERT paper's marks (whitened GloVe too);
+4. which words make two sentences similar: the exact pair explanation, GloVe vs. MiniLM;
+5. training: siamese GloVe on the shipped NLI pairs, a few seconds, the dev curve rising.
+
+Keys: → / PageDown / N for the next step, ← / PageUp / P for the previous one.
+"""
+
+from __future__ import annotations
+
+import time
+
+import gradio as gr
+
+from ..analysis import plots as why_plots
+from ..analysis.anisotropy import anisotropy_many
+from ..analysis.explanation import explain_pair
+from ..benchmark import plots as benchmark_plots
+from ..benchmark.evaluation import evaluate_many
+from ..data.benchmarks import sts_split
+from ..data.examples import EXAMPLE_SETS
+from ..data.sentences import parse_sentences
+from ..encoding.encoder import encode
+from ..explore import plots as explore_plots
+from ..explore.similarity import cosine_matrix
+from ..models.registry import get_registry
+from ..training import config_for, training_jobs
+from ..training.curves import training_curves
+from .common import action, user_errors
+
+NAIVE, SIAMESE = "glove-6b-50d", "all-MiniLM-L6-v2"
+PAIR = ("A man is playing a guitar.", "Someone plays the guitar on stage.")
+TALK_MODEL = "talk-siamese-glove"
+FONT = 18
+STEPS = [
+    ("The cone", "Naive sentence vectors all point the same way: even random pairs of sentences score a "
+                 "cosine of 0.5 with averaged GloVe. SBERT spreads them out (0.03), so a high cosine means something."),
+    ("Paraphrases", "Questions that mean the same thing, worded differently. Averaged GloVe rates almost every "
+                    "pair alike; SBERT lights up the blocks of paraphrases."),
+    ("The benchmark", "Spearman correlation with human similarity scores on STSb test, beside the SBERT paper's "
+                      "marks. Whitening GloVe (no training) helps; siamese training helps far more."),
+    ("Why", "Each cell is one token pair's exact share of the cosine (mean pooling). GloVe adds up every word "
+            "against every word; SBERT's tokens already carry their context."),
+    ("Training", "Siamese training of GloVe on the NLI pairs shipped with this app, live: the STSb dev "
+                 "Spearman rises within seconds."),
+]
+JS = """() => {
+  if (new URLSearchParams(window.location.search).get("view") === "talk") {
+    document.body.classList.add("talk-mode");
+  }
+  document.addEventListener("keydown", (event) => {
+    const talk = document.querySelector("#talk-next");
+    if (!talk || talk.offsetParent === null) { return; }  // only while the Talk tab is shown
+    const typing = ["INPUT", "TEXTAREA"].includes(document.activeElement?.tagName);
+    if (typing) { return; }
+    if (["ArrowRight", "PageDown", "n", "N"].includes(event.key)) { talk.click(); event.preventDefault(); }
+    if (["ArrowLeft", "PageUp", "p", "P"].includes(event.key)) {
+      document.querySelector("#talk-back")?.click(); event.preventDefault();
+    }
+  });
+}"""
+CSS = """
+.talk-title h2 { font-size: 2.2rem; margin: 0.2rem 0; }
+.talk-caption p { font-size: 1.3rem; line-height: 1.5; color: var(--body-text-color); }
+body.talk-mode { --body-text-size: 20px; }
+body.talk-mode .app-header p, body.talk-mode .app-footer { display: none; }
+body.talk-mode .talk-title h2 { font-size: 3rem; }
+body.talk-mode .talk-caption p { font-size: 1.7rem; }
+"""
+
+
+def _large(figure, height: int = 560):
+    figure.update_layout(font=dict(size=FONT), height=height, title_font=dict(size=FONT + 6))
+    return figure
+
+
+def _title(step: int) -> str:
+    name, caption = STEPS[step]
+    return f"## {step + 1} / {len(STEPS)} · {name}", caption
+
+
+def step_cone(progress) -> tuple:
+    results = anisotropy_many([NAIVE, SIAMESE], "train",
+                              progress=lambda key, done, total: progress(done / max(total, 1), desc=f"{key}: {done:,} sentences"))
+    failed = [r for r in results if isinstance(r, str)]
+    if failed:
+        raise ValueError(failed[0])
+    return _large(why_plots.anisotropy_histograms(results)), None
+
+
+def step_paraphrases(progress) -> tuple:
+    example = EXAMPLE_SETS["paraphrase-questions"]
+    sentences = parse_sentences(example.text).sentences
+    figures = []
+    for i, key in enumerate((NAIVE, SIAMESE)):
+        progress(i / 2, desc=f"{key}: embeddings")
+        sim = cosine_matrix(encode(key, sentences, fast=True).embeddings)
+        figures.append(sim)
+    zmin, zmax = explore_plots.shared_range(figures)
+    registry = get_registry()
+    return tuple(_large(explore_plots.heatmap(sim, sentences, registry.get(key).label, zmin, zmax), 620)
+                 for key, sim in zip((NAIVE, SIAMESE), figures))
+
+
+def step_benchmark(progress) -> tuple:
+    pairs = sts_split("test")
+    keys = [NAIVE, f"{NAIVE}+whiten", SIAMESE]
+    rows = []
+    for result in evaluate_many(keys, pairs, progress=lambda key, done, total: progress(
+            done / max(total, 1), desc=f"{key}: {done:,} / {total:,} sentences")):
+        if result.error:
+            raise ValueError(result.error)
+        rows.append({"label": result.label, "family": result.family, "spearman": result.spearman * 100})
+    return _large(benchmark_plots.sts_bar_chart(rows)), None
+
+
+def step_explain(progress) -> tuple:
+    progress(0.1, desc="Reading token vectors")
+    results = explain_pair([NAIVE, SIAMESE], *PAIR)
+    failed = [r for r in results if isinstance(r, str)]
+    if failed:
+        raise ValueError(failed[0])
+    zmax = max(float(abs(r.contributions).max()) for r in results)
+    return tuple(_large(why_plots.contribution_heatmap(r.contributions, r.tokens_a, r.tokens_b,
+                                                        f"{r.label}: cosine {r.cosine:.2f}", zmax), 560)
+                 for r in results)
+
+
+def step_training(progress):
+    """A generator: the curve after each report of the background job."""
+    jobs = training_jobs()  # start() refuses with a sentence when training is switched off
+    if not jobs.snapshot().active:
+        jobs.start(config_for(NAIVE, "nli-softmax", TALK_MODEL, overwrite=True))
+    while True:
+        snap = jobs.snapshot()
+        progress(snap.fraction, desc=snap.message or snap.state)
+        figure = training_curves([s for s, _ in snap.losses], [v for _, v in snap.losses],
+                                 [s for s, _ in snap.evals], [v * 100 for _, v in snap.evals],
+                                 "Siamese GloVe on NLI: loss and STSb dev Spearman x 100")
+        caption = None
+        if snap.before and snap.after:
+            caption = (f"STSb test {snap.before['test'] * 100:.2f} → {snap.after['test'] * 100:.2f} after "
+                       f"{snap.train_elapsed_s:.1f} s of training.")
+        yield _large(figure), caption
+        if not snap.active:
+            if snap.state == "failed":
+                raise ValueError(snap.error or "The training run failed.")
+            return
+        time.sleep(0.5)
+
+
+RUNNERS = [step_cone, step_paraphrases, step_benchmark, step_explain]
+
+
+@user_errors
+def show_step(step: int | None, progress=gr.Progress()):
+    """Yield (title, caption, left figure, right figure) for step ``step`` (0-based)."""
+    if not isinstance(step, int) or not 0 <= step < len(STEPS):
+        raise ValueError(f"Choose a step from 1 to {len(STEPS)}.")
+    title, caption = _title(step)
+    yield title, caption, gr.update(value=None), gr.update(value=None, visible=step in (1, 3))
+    if step < len(RUNNERS):
+        left, right = RUNNERS[step](progress)
+        yield title, caption, left, gr.update(value=right, visible=right is not None)
+        return
+    for figure, result in step_training(progress):
+        yield title, caption + (f" **{result}**" if result else ""), figure, gr.update(visible=False)
+
+
+def move(step: int | None, delta: int) -> int:
+    current = step if isinstance(step, int) else 0
+    return max(0, min(len(STEPS) - 1, current + delta))
+
+
+def build_tab() -> list:
+    """Build the Talk tab inside the current ``gr.Tab``."""
+    with gr.Row(equal_height=True):
+        back = gr.Button("◀ Back", scale=0, min_width=110, elem_id="talk-back")
+        step = gr.Radio([(f"{i + 1}. {name}", i) for i, (name, _) in enumerate(STEPS)], value=None,
+                        show_label=False, elem_id="talk-steps")
+        forward = gr.Button("Next ▶", variant="primary", scale=0, min_width=110, elem_id="talk-next")
+    title = gr.Markdown("## Five steps: why siamese sentence embeddings beat naive ones", elem_classes="talk-title",
+                        elem_id="talk-title")
+    caption = gr.Markdown("Click **Next** (or press →) to start. Each step computes live, offline.",
+                          elem_classes="talk-caption", elem_id="talk-caption")
+    failure = gr.HTML(elem_id="talk-failure")
+    with gr.Row(equal_height=False):
+        left = gr.Plot(show_label=False, elem_id="talk-left")
+        right = gr.Plot(show_label=False, visible=False, elem_id="talk-right")
+    forward.click(lambda s: move(s, 1) if isinstance(s, int) else 0, step, step, queue=False,
+                  api_visibility="private")
+    back.click(lambda s: move(s, -1), step, step, queue=False, api_visibility="private")
+    action([step.change], show_step, step, [title, caption, left, right], failures_to=failure,
+           api_name="talk_step", concurrency_id="talk", show_progress_on=left)
+    return []

@@ -1,0 +1,71 @@
+"""Deep links: parsing a URL's query parameters into the page's state, and writing them back."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from sbert_demo.data.examples import EXAMPLE_SETS
+from sbert_demo.ui import sharing
+from sbert_demo.ui.links import MAX_LINK_CHARS, make_link, parse_link
+
+
+def test_a_full_link_round_trips() -> None:
+    link, note = make_link("explore", example="bag-of-words-traps", text=EXAMPLE_SETS["bag-of-words-traps"].text,
+                           models=["glove-6b-50d", "glove-6b-50d+whiten"], query=2, colour="clusters",
+                           clusters="hdbscan")
+    assert note is None
+    state = parse_link(dict(parse_qsl(urlsplit(link).query)))
+    assert (state.tab, state.example, state.models, state.query, state.colour, state.clusters) == (
+        "explore", "bag-of-words-traps", ["glove-6b-50d", "glove-6b-50d+whiten"], 2, "clusters", "hdbscan")
+    assert state.notes == []
+
+
+def test_custom_sentences_travel_in_the_link_until_they_are_too_long() -> None:
+    text = "pets | A cat sleeps.\npets | A dog barks.\nThe bus is late."
+    link, note = make_link("explore", example="paraphrase-questions", text=text, models=["glove-6b-50d"])
+    assert note is None and parse_link(dict(parse_qsl(link[1:]))).sentences == text
+    long_text = "\n".join(f"Sentence {i} says something." for i in range(200))
+    link, note = make_link("explore", example=None, text=long_text, models=["glove-6b-50d"])
+    assert "sentences" not in link and "do not fit in a link" in note and len(link) < MAX_LINK_CHARS
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"tab": "nowhere"}, "Ignored tab='nowhere'"),
+    ({"set": "nope"}, "Ignored set='nope'"),
+    ({"models": "glove-6b-50d,nope"}, "Ignored unknown model(s) 'nope'"),
+    ({"set": "bag-of-words-traps", "query": "99"}, "there is no sentence number 99"),
+    ({"query": "first"}, "Ignored query='first'"),
+    ({"colour": "pink"}, "Ignored colour='pink'"),
+    ({"sentences": "only one"}, "Enter at least two"),
+    ({"models": "glove-6b-50d whiten"}, None),  # "+" typed into a URL arrives as a space
+    ({"foo": "1", "<script>": "x"}, "Ignored unknown link parameter(s)"),
+    ({"models": ",".join(["glove-6b-50d+whiten"] + [f"glove-6b-50d+whiten{n}" for n in range(1, 6)])},
+     "Kept the first 4 models"),
+])
+def test_malformed_links_are_ignored_with_a_note(params: dict, expected: str) -> None:
+    state = parse_link(params)
+    if expected is None:
+        assert state.notes == [] and state.models == ["glove-6b-50d+whiten"]
+        return
+    assert any(expected in note for note in state.notes), state.notes
+
+
+def test_gradio_parameters_are_not_ours_to_complain_about() -> None:
+    assert parse_link({"__theme": "dark"}).notes == []
+
+
+class _Request:
+    def __init__(self, params: dict):
+        self.query_params = params
+
+
+def test_apply_link_sets_the_tab_and_components() -> None:
+    updates = sharing.apply_link(_Request({"tab": "sts", "models": "glove-6b-50d", "data": "test"}))
+    tab, notes, *slots = updates
+    by_slot = dict(zip(sharing.SLOTS, slots))
+    assert tab["selected"] == "sts" and notes == ""
+    assert by_slot[("sts", "models")]["value"] == ["glove-6b-50d"] and by_slot[("sts", "data")] == "test"
+    query_update = sharing.apply_link(_Request({"set": "bag-of-words-traps", "query": "2"}))[2:][4]
+    assert query_update["value"] == 1 and len(query_update["choices"]) == 16
