@@ -67,7 +67,7 @@ def test_app_builds_without_launching_and_names_each_tabs_main_action() -> None:
     endpoints = public_endpoints(demo)
     assert ENDPOINTS <= set(endpoints)  # the Train tab, when present, adds its own
     tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
-    assert tabs[:2] == ["Explore", "STS benchmark"] and tabs[-1] == "Models"
+    assert tabs[:2] == ["Explore", "STS benchmark"] and tabs[-2:] == ["Models", "Talk"]
     # Long jobs of one tab never share a concurrency group with another tab's.
     assert endpoints["sts"].concurrency_id != endpoints["explore"].concurrency_id
     assert endpoints["sts"].concurrency_limit == 1

@@ -309,5 +309,6 @@ def test_sentences_too_long_for_a_link_get_a_message(page) -> None:
     page.wait_for_function("document.querySelector('#share-link input, #share-link textarea').value.includes('sentences=')")
     reopened = page.context.new_page()
     reopened.goto(link_box(page))
+    reopened.wait_for_selector("#explore-text textarea")
     reopened.wait_for_function("document.querySelector('#explore-text textarea').value === "
                                "'One sentence.\\nAnother | Two sentences.'")

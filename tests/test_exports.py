@@ -80,7 +80,9 @@ def test_explore_and_sts_handlers_write_files() -> None:
     edited = explore_tab.export_run(example.text + "\nOne more line.", ["glove-6b-50d"], example.key)
     assert Path(edited[0]).name == "my-sentences__glove-6b-50d.npy"
     table = list(sts_tab.run_sts("test", None, ["glove-6b-50d"], ["whiten"]))[-1][1]
-    path = Path(sts_tab.table_csv(table, "test"))
+    update = sts_tab.table_csv(table, "test")
+    assert update["visible"]
+    path = Path(update["value"])
     with path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))
     assert path.name == "sts-test-results.csv" and rows[0] == sts_tab.HEADERS

@@ -50,7 +50,7 @@ def test_presenter_view_runs_its_five_steps_from_a_cold_start(browser, why_app: 
     """First in this module: the app's cache is empty (no embeddings, no fitted fixes)."""
     context, page = open_page(browser, why_app + "?view=talk", timeout_ms=300_000)
     page.wait_for_function("document.body.classList.contains('talk-mode')")
-    assert page.locator("#talk-next").is_visible()
+    page.wait_for_selector("#talk-next", state="visible")  # the link selected the Talk tab
     expected = [("1 / 5", "#talk-left", None), ("2 / 5", "#talk-right", None), ("3 / 5", "#talk-left", "58.0"),
                 ("4 / 5", "#talk-right", None), ("5 / 5", "#talk-left", "after")]
     for number, (title, plot, text) in enumerate(expected, start=1):

@@ -98,15 +98,15 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: li
 
 
 @user_errors
-def table_csv(table, dataset: str) -> str:
-    """The results table as a CSV file (after a run)."""
+def table_csv(table, dataset: str) -> dict:
+    """The results table as a CSV file (after a run), shown as a download."""
     if isinstance(table, dict):  # the API's form
         rows = table.get("data") or []
     else:  # the page's: a pandas DataFrame
         rows = table.to_numpy().tolist() if table is not None else []
     rows = [row for row in rows if any(str(cell).strip() for cell in row)]
     name = f"sts-{dataset if dataset in ('dev', 'test') else 'uploaded-pairs'}-results"
-    return str(write_table_csv(name, HEADERS, rows))
+    return gr.update(value=str(write_table_csv(name, HEADERS, rows)), visible=True)
 
 
 # --- results as table and figures ----------------------------------------------------------------
@@ -196,7 +196,7 @@ def build_tab() -> TabParts:
             table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, label="Results",
                                  column_widths=["24%", "9%", "11%", "11%", "8%", "8%", "8%", "21%"],
                                  elem_id="sts-table")
-            results_file = gr.File(label="Results as CSV", interactive=False, height=60, elem_id="sts-csv")
+            results_file = gr.File(label="Results as CSV", interactive=False, visible=False, elem_id="sts-csv")
             bars = gr.Plot(show_label=False, elem_id="sts-bars")
     gr.Markdown("**Gold score against cosine, one point per pair** (hover for the sentences). Naive "
                 "BERT squeezes every pair into a narrow band of high cosines.", elem_classes="section-title")
