@@ -265,7 +265,7 @@ def explore_state(page) -> tuple:
 def test_a_deep_link_opens_its_state_and_copy_link_reopens_it(browser, app_url: str) -> None:
     context, page = open_page(browser, app_url + "?tab=explore&set=bag-of-words-traps&models=glove-6b-50d,"
                                                  "all-MiniLM-L6-v2&query=3&colour=clusters")
-    page.wait_for_function("document.querySelector('#explore-example input').value === 'Bag-of-words traps'")
+    page.wait_for_function("(document.querySelector('#explore-example input') || {}).value === 'Bag-of-words traps'")
     page.wait_for_function("document.querySelectorAll('#explore-models .token').length === 2")
     state = explore_state(page)
     assert state[0] == ("GloVe average (6B, 50d) · naive", "SBERT all-MiniLM-L6-v2 · siamese")
@@ -273,27 +273,27 @@ def test_a_deep_link_opens_its_state_and_copy_link_reopens_it(browser, app_url: 
     assert page.locator("#explore-text textarea").input_value().startswith("negation-1 | The movie was good.")
     assert page.inner_text("#link-notes").strip() == ""
     page.click("#copy-link")
-    page.wait_for_function("document.querySelector('#share-link input, #share-link textarea').value.startsWith('http')")
+    page.wait_for_function("((document.querySelector('#share-link input, #share-link textarea') || {}).value || '').startsWith('http')")
     url = link_box(page)
     assert "set=bag-of-words-traps" in url and "models=glove-6b-50d,all-MiniLM-L6-v2" in url and "query=3" in url
     shoot(page, "link-opened.png")
     again = context.new_page()
     again.goto(url)
     again.wait_for_function("document.querySelectorAll('#explore-models .token').length === 2")
-    again.wait_for_function("document.querySelector('#explore-query input').value.startsWith('3.')")
+    again.wait_for_function("((document.querySelector('#explore-query input') || {}).value || '').startsWith('3.')")
     assert explore_state(again) == state
     context.close()
 
 
 def test_a_link_to_another_tab_and_a_malformed_link(browser, app_url: str) -> None:
     context, page = open_page(browser, app_url + "?tab=sts&models=glove-6b-50d,nope&data=test&query=zero&x=1")
-    page.wait_for_function("document.querySelector('#link-notes').innerText.includes('nope')")
+    page.wait_for_function("((document.querySelector('#link-notes') || {}).innerText || '').includes('nope')")
     notes = page.inner_text("#link-notes")
     assert "Ignored unknown model(s) 'nope'" in notes and "'x'" in notes and "query='zero'" in notes
     page.wait_for_function("document.querySelectorAll('#sts-models .token').length === 1")
     assert page.get_by_label("STSb test").is_checked()
     page.click("#copy-link")
-    page.wait_for_function("document.querySelector('#share-link input, #share-link textarea').value.includes('tab=sts')")
+    page.wait_for_function("((document.querySelector('#share-link input, #share-link textarea') || {}).value || '').includes('tab=sts')")
     assert "models=glove-6b-50d&data=test" in link_box(page)
     shoot(page, "link-malformed.png")
     context.close()
@@ -302,13 +302,13 @@ def test_a_link_to_another_tab_and_a_malformed_link(browser, app_url: str) -> No
 def test_sentences_too_long_for_a_link_get_a_message(page) -> None:
     page.locator("#explore-text textarea").fill("\n".join(f"Sentence number {i} is here." for i in range(120)))
     page.click("#copy-link")
-    page.wait_for_function("document.querySelector('#link-notes').innerText.includes('do not fit in a link')")
+    page.wait_for_function("((document.querySelector('#link-notes') || {}).innerText || '').includes('do not fit in a link')")
     assert "sentences=" not in link_box(page) and "tab=explore" in link_box(page)
     page.locator("#explore-text textarea").fill("One sentence.\nAnother | Two sentences.")
     page.click("#copy-link")
-    page.wait_for_function("document.querySelector('#share-link input, #share-link textarea').value.includes('sentences=')")
+    page.wait_for_function("((document.querySelector('#share-link input, #share-link textarea') || {}).value || '').includes('sentences=')")
     reopened = page.context.new_page()
     reopened.goto(link_box(page))
     reopened.wait_for_selector("#explore-text textarea")
-    reopened.wait_for_function("document.querySelector('#explore-text textarea').value === "
+    reopened.wait_for_function("(document.querySelector('#explore-text textarea') || {}).value === "
                                "'One sentence.\\nAnother | Two sentences.'")

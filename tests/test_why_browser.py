@@ -42,6 +42,7 @@ def why_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Ite
 def why_page(browser, why_app: str):
     context, page = open_page(browser, why_app, timeout_ms=240_000)
     page.get_by_role("tab", name="Why naive fails").click()
+    page.wait_for_timeout(1500)  # the pickers refresh when a tab is shown; let that land before choosing
     yield page
     context.close()
 
@@ -75,7 +76,7 @@ def test_explain_a_pair(why_page) -> None:
     page.locator("#why-models input").click()  # a training-free variant, picked from the list
     page.locator("#why-models input").press_sequentially("whitened")
     page.get_by_role("option", name="GloVe average (6B, 50d) + whitened · training-free fix").click()
-    assert len(page.locator("#why-models .token").all_inner_texts()) == 3
+    page.wait_for_function("document.querySelectorAll('#why-models .token').length === 3")
     page.click("#why-explain")
     page.wait_for_function("document.querySelectorAll('.why-map .js-plotly-plot').length === 3")
     summary = page.inner_text("#why-explain-summary")
