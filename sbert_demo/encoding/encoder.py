@@ -251,13 +251,14 @@ def fitted_fix(entry: ModelEntry, progress: Progress | None = None, **options) -
     base = fingerprint(entry.base, options.get("registry"), options.get("fast", False))
 
     def build() -> fixes.FittedFix:
-        if progress and options.get("notify"):
+        if options.get("notify"):
             options["notify"](f"Fitting {entry.fix} on {name} ({len(sentences):,} sentences, once per model)")
         return fixes.fit(entry.fix, encode(entry.base, sentences, progress=progress, **options).embeddings)
 
     if base is None:  # a Hub model not downloaded yet: nothing to share the fit with
         return build()
-    return fixes.fix_cache.get(f"{base}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
+    precision = options.get("precision") or "auto"  # an explicit precision computes other base vectors
+    return fixes.fix_cache.get(f"{base}|{precision}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
 
 
 def _encode_fixed(entry: ModelEntry, texts: list[str], progress: Progress | None, options: dict,
