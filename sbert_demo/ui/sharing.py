@@ -90,7 +90,15 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
         return parse_link(dict(getattr(request, "query_params", {}) or {})).tab or "explore"
 
     def refresh_all(*values) -> list:
-        return [fn(value) for (fn, _), value in zip(refreshers, values)]
+        updates = []
+        for (fn, _), value in zip(refreshers, values):
+            update = fn(value)
+            if isinstance(value, list) and isinstance(update, dict):
+                # A model multi-select: its choices are brought up to date, but its selection is not sent
+                # back; on a busy server this answer can land after the user has already changed it.
+                update = {key: item for key, item in update.items() if key != "value"}
+            updates.append(update)
+        return updates
 
     components = [component for _, component in refreshers]
     demo.load(refresh_all, components, components, queue=False, show_progress="hidden",
