@@ -84,6 +84,7 @@ CSS = """
 .share-box { align-self: center; }
 #share-link textarea, #share-link input { font-size: 0.8rem; }
 .why-cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 0.8rem; }
+.why-cards > .notes { align-self: start; }
 .why-card { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 0.6rem 0.8rem; }
 .why-card .top-pairs { margin-top: 0.5rem; font-size: 0.85rem; }
 .why-card .top-pairs td { padding: 0.2rem 0.5rem; }
