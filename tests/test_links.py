@@ -62,10 +62,8 @@ class _Request:
 
 
 def test_apply_link_sets_the_tab_and_components() -> None:
-    updates = sharing.apply_link(_Request({"tab": "sts", "models": "glove-6b-50d", "data": "test"}))
-    tab, notes, *slots = updates
-    by_slot = dict(zip(sharing.SLOTS, slots))
-    assert tab["selected"] == "sts" and notes == ""
+    tab, notes, by_slot = sharing.apply_link(_Request({"tab": "sts", "models": "glove-6b-50d", "data": "test"}))
+    assert tab == "sts" and notes == ""
     assert by_slot[("sts", "models")]["value"] == ["glove-6b-50d"] and by_slot[("sts", "data")] == "test"
-    query_update = sharing.apply_link(_Request({"set": "bag-of-words-traps", "query": "2"}))[2:][4]
+    query_update = sharing.apply_link(_Request({"set": "bag-of-words-traps", "query": "2"}))[2][("explore", "query")]
     assert query_update["value"] == 1 and len(query_update["choices"]) == 16

@@ -253,7 +253,7 @@ def fitted_fix(entry: ModelEntry, progress: Progress | None = None, **options) -
     def build() -> fixes.FittedFix:
         if options.get("notify"):
             options["notify"](f"Fitting {entry.fix} on {name} ({len(sentences):,} sentences, once per model)")
-        return fixes.fit(entry.fix, encode(entry.base, sentences, progress=progress, **options).embeddings)
+        return fixes.fit(entry.fix, encode(entry.base, sentences, progress=progress, **options).embeddings, name)
 
     if base is None:  # a Hub model not downloaded yet: nothing to share the fit with
         return build()
@@ -266,7 +266,6 @@ def _encode_fixed(entry: ModelEntry, texts: list[str], progress: Progress | None
     """:func:`encode` for a training-free variant: the base's vectors, then the fitted map."""
     base = encode(entry.base, texts, progress=progress, **options)
     fitted = fitted_fix(entry, progress, **options)
-    fitting = fixes.fit_collection()[0]
     return replace(base, key=entry.key, embeddings=fitted.apply(base.embeddings), fixed=True,
                    seconds=time.perf_counter() - started,
-                   runtime=f"{base.runtime}; {entry.fix} fitted on {fitting} ({fitted.fitted_on:,} sentences)")
+                   runtime=f"{base.runtime}; {entry.fix} fitted on {fitted.collection} ({fitted.fitted_on:,} sentences)")

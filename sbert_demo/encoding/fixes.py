@@ -49,6 +49,7 @@ class FittedFix:
     mean: np.ndarray  # (dim,)
     matrix: np.ndarray | None  # (dim, out_dim)
     fitted_on: int  # number of sentences
+    collection: str = ""  # what they were, e.g. "STSb train"
 
     def apply(self, vectors: np.ndarray) -> np.ndarray:
         """The fixed vectors, L2-normalised.
@@ -65,8 +66,8 @@ class FittedFix:
         return out.astype(np.float32)
 
 
-def fit(fix: Fix | str, vectors: np.ndarray) -> FittedFix:
-    """Fit ``fix`` on ``vectors`` (one row per sentence).
+def fit(fix: Fix | str, vectors: np.ndarray, collection: str = "") -> FittedFix:
+    """Fit ``fix`` on ``vectors`` (one row per sentence of ``collection``).
 
     >>> x = np.random.default_rng(0).normal(size=(500, 4)) * [1, 2, 3, 4] + 5
     >>> w = fit("whiten", x)
@@ -93,7 +94,7 @@ def fit(fix: Fix | str, vectors: np.ndarray) -> FittedFix:
         matrix = u / np.sqrt(np.maximum(s, 1e-12))
         if fix.dims is not None:
             matrix = matrix[:, : fix.dims]
-    return FittedFix(fix.name, mean, matrix, n)
+    return FittedFix(fix.name, mean, matrix, n, collection)
 
 
 def fit_collection() -> tuple[str, list[str]]:
@@ -148,10 +149,11 @@ class FixCache:
         path = self._path(key)
         try:
             with np.load(path, allow_pickle=False) as data:
-                if str(data["key"]) != key:
+                if str(data["key"]) != key or "collection" not in data:  # another key, or older code's file
                     return None
                 matrix = data["matrix"] if data["matrix"].size else None
-                return FittedFix(str(data["name"]), data["mean"], matrix, int(data["fitted_on"]))
+                return FittedFix(str(data["name"]), data["mean"], matrix, int(data["fitted_on"]),
+                                 str(data["collection"]))
         except FileNotFoundError:
             return None
         except Exception as exc:  # a damaged file: fit again
@@ -164,6 +166,7 @@ class FixCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_suffix(f".{threading.get_ident()}.tmp.npz")
             np.savez(temporary, key=key, name=fitted.name, mean=fitted.mean, fitted_on=fitted.fitted_on,
+                     collection=fitted.collection,
                      matrix=fitted.matrix if fitted.matrix is not None else np.zeros(0))
             temporary.replace(path)
         except OSError as exc:  # read-only or full cache folder: keep it in memory only

@@ -26,7 +26,7 @@ from gradio.context import LocalContext
 
 from ..encoding.embedding_cache import embedding_cache
 from ..models.registry import get_registry
-from ..models.variants import STANDARD_FIXES
+from ..models.variants import STANDARD_FIXES, variant_entry
 
 logger = logging.getLogger(__name__)
 
@@ -144,5 +144,5 @@ def model_choices(available_only: bool = False, fixes: bool = False) -> list[tup
         choices.append((f"{entry.label} · {family}{mark}", entry.key))
         if fixes and available:
             fixed += [(f"{variant.label} · training-free fix", variant.key)
-                      for variant in (registry.get(f"{entry.key}+{fix}") for fix in STANDARD_FIXES)]
+                      for variant in (variant_entry(entry, fix) for fix in STANDARD_FIXES)]
     return choices + fixed

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..data.examples import EXAMPLE_SETS
+from ..data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
 from . import snippets
 from .explore import query_choices
 from .links import make_link, parse_link
 
-# (tab, name) of every component a link can set or read, in the order the handlers use.
+# (tab, name) of every component a link can set or read (the description is only set).
 SLOTS = [("explore", "example"), ("explore", "description"), ("explore", "text"), ("explore", "models"),
          ("explore", "query"), ("explore", "colour"), ("explore", "clusters"), ("sts", "models"),
          ("sts", "data"), ("why", "models")]
-READ = [slot for slot in SLOTS if slot[1] not in ("description",)]
 COPY_JS = """(query, note) => {
   if (!query) { return [query, note]; }
   const url = window.location.origin + window.location.pathname + query;
@@ -23,11 +22,10 @@ COPY_JS = """(query, note) => {
 }"""
 
 
-def apply_link(request: gr.Request) -> list:
-    """Updates for the tabs and every linkable component, from the page's URL."""
-    params = dict(getattr(request, "query_params", {}) or {})
-    state = parse_link(params)
-    updates: dict[tuple[str, str], object] = {slot: gr.skip() for slot in SLOTS}
+def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
+    """``(tab to select or None, notes, {slot: update})`` from the page's URL; slots not named stay as they are."""
+    state = parse_link(dict(getattr(request, "query_params", {}) or {}))
+    updates: dict[tuple[str, str], object] = {}
     text = None
     if state.example:
         example = EXAMPLE_SETS[state.example]
@@ -39,7 +37,7 @@ def apply_link(request: gr.Request) -> list:
         text = state.sentences
         updates[("explore", "text")] = text
     if text is not None or state.query is not None:
-        current = text if text is not None else EXAMPLE_SETS[next(iter(EXAMPLE_SETS))].text
+        current = text if text is not None else EXAMPLE_SETS[DEFAULT_EXAMPLE].text
         updates[("explore", "query")] = query_choices(current, state.query or 0)
     if state.models:
         updates[(state.tab if state.tab in ("sts", "why") else "explore", "models")] = gr.update(value=state.models)
@@ -48,14 +46,12 @@ def apply_link(request: gr.Request) -> list:
             updates[("explore", name)] = getattr(state, name)
     if state.data:
         updates[("sts", "data")] = state.data
-    tab = gr.update(selected=state.tab) if state.tab else gr.skip()
     notes = snippets.notes_box(state.notes, title="Some of the link could not be used", kind="warning")
-    return [tab, notes, *(updates[slot] for slot in SLOTS)]
+    return state.tab, notes, updates
 
 
-def copy_link(tab: str, *values) -> list[str]:
-    """``(query string, note)`` describing the current view."""
-    current = dict(zip(READ, values))
+def copy_link(tab: str | None, current: dict[tuple[str, str], object]) -> list[str]:
+    """``(query string, note)`` describing the current view; ``current`` holds the slots' values."""
     tab = tab or "explore"
     models = current.get((tab if tab in ("sts", "why") else "explore", "models"))
     link, note = make_link(tab, example=current.get(("explore", "example")), text=current.get(("explore", "text")),
@@ -82,12 +78,9 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
                api_visibility="private")
 
     def restore(request: gr.Request) -> list:
-        updates = apply_link(request)
-        by_slot = dict(zip(SLOTS, updates[2:]))
-        return [updates[0], updates[1], *(by_slot[slot] for slot in present)]
-
-    def current(request: gr.Request) -> str:
-        return parse_link(dict(getattr(request, "query_params", {}) or {})).tab or "explore"
+        tab, notes_html, updates = apply_link(request)
+        return [gr.update(selected=tab) if tab else gr.skip(), tab or "explore", notes_html,
+                *(updates.get(slot, gr.skip()) for slot in present)]
 
     def refresh_all(*values) -> list:
         updates = []
@@ -103,14 +96,12 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
     components = [component for _, component in refreshers]
     demo.load(refresh_all, components, components, queue=False, show_progress="hidden",
               api_visibility="private").then(
-        restore, None, [tabs, notes, *(linkable[t][n] for t, n in present)], queue=False,
+        restore, None, [tabs, current_tab, notes, *(linkable[t][n] for t, n in present)], queue=False,
         show_progress="hidden", api_visibility="private")
-    demo.load(current, None, current_tab, queue=False, show_progress="hidden", api_visibility="private")
-    readable = [slot for slot in READ if slot in present]
+    readable = [slot for slot in present if slot[1] != "description"]
 
     def copy_handler(tab: str, *values) -> list[str]:
-        by_slot = dict(zip(readable, values))
-        return copy_link(tab, *(by_slot.get(slot) for slot in READ))
+        return copy_link(tab, dict(zip(readable, values)))
 
     copy.click(copy_handler, [current_tab, *(linkable[t][n] for t, n in readable)], [link, notes],
                queue=False, show_progress="hidden", api_name="link").then(

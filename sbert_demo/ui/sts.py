@@ -131,13 +131,14 @@ def _available(key: str) -> bool:
 
 def _labels(keys: list[str]) -> dict[str, str]:
     registry = get_registry()
-    labels = {}
+    labels = {entry.key: entry.label for entry in registry.entries()}
     for key in keys:
-        try:
-            labels[key] = registry.get(key).label
-        except ValueError:  # an unknown key: evaluate_many reports it in the table
-            labels[key] = key
-    return labels
+        if key not in labels:  # a training-free variant, or an unknown key (evaluate_many reports it)
+            try:
+                labels[key] = registry.get(key).label
+            except ValueError:
+                labels[key] = key
+    return {key: labels[key] for key in keys}
 
 
 def _x100(value: float | None) -> str:

@@ -97,15 +97,14 @@ def step_cone(progress) -> tuple:
 def step_paraphrases(progress) -> tuple:
     example = EXAMPLE_SETS["paraphrase-questions"]
     sentences = parse_sentences(example.text).sentences
-    figures = []
+    sims = []
     for i, key in enumerate((NAIVE, SIAMESE)):
         progress(i / 2, desc=f"{key}: embeddings")
-        sim = cosine_matrix(encode(key, sentences, fast=True).embeddings)
-        figures.append(sim)
-    zmin, zmax = explore_plots.shared_range(figures)
+        sims.append(cosine_matrix(encode(key, sentences, fast=True).embeddings))
+    zmin, zmax = explore_plots.shared_range(sims)
     registry = get_registry()
     return tuple(_large(explore_plots.heatmap(sim, sentences, registry.get(key).label, zmin, zmax), 620)
-                 for key, sim in zip((NAIVE, SIAMESE), figures))
+                 for key, sim in zip((NAIVE, SIAMESE), sims))
 
 
 def step_benchmark(progress) -> tuple:

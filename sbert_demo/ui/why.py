@@ -104,10 +104,7 @@ def run_cone(model_keys: list[str], split: str, progress=gr.Progress()) -> list:
     """(summary HTML, histogram figure)."""
     if split not in {value for _, value in SPLITS}:
         raise ValueError(f"Choose the STSb split to sample pairs from: {', '.join(v for _, v in SPLITS)}.")
-    labels = {}
-
     def step(key: str, done: int, total: int) -> None:
-        labels.setdefault(key, len(labels))
         progress(done / max(total, 1), desc=f"{key}: {done:,} / {total:,} sentences")
 
     results = cone.anisotropy_many(model_keys, split, progress=step)
