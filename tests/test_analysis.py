@@ -192,6 +192,20 @@ def test_cls_pooling_gets_leave_one_out_deltas(add_tiny_bert, tiny_bert, plain_s
     assert row["exact"] is False and row["contributions"] is None and len(row["leave_one_out_b"]) == len(row["tokens_b"])
 
 
+def test_leave_one_out_through_a_fix_skips_the_tokens_not_left_out(add_tiny_bert, tmp_path, monkeypatch) -> None:
+    collection = tmp_path / "fit.txt"
+    collection.write_text("\n".join(f"the {w} sat on the mat" for w in ("cat", "dog", "man", "boy", "girl", "bird",
+                                                                       "horse", "cow", "fish", "mouse", "car", "bus")))
+    monkeypatch.setenv("SBERT_DEMO_FIT_SENTENCES", str(collection))
+    entry = add_tiny_bert("cls")
+    result = explanation.explain_model(f"{entry.key}+center", "the cat sat on the mat", "a dog sat on the rug")
+    assert not result.exact
+    assert math.isnan(result.leave_one_out_a[0]) and math.isnan(result.leave_one_out_a[-1])  # [CLS], [SEP]
+    assert not np.isnan(result.leave_one_out_a[1:-1]).any()
+    own = encode(f"{entry.key}+center", ["the cat sat on the mat", "a dog sat on the rug"]).embeddings
+    assert math.isclose(result.cosine, float(own[0] @ own[1]), abs_tol=1e-3)
+
+
 def test_glove_and_its_whitened_variant_are_exact() -> None:
     for key in (GLOVE, f"{GLOVE}+whiten"):
         result = explanation.explain_model(key, A, B)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..encoding import model_cache
 from ..encoding.encoder import fitted_fix
+from ..explore.similarity import normalize_rows
 from ..models.registry import Registry, get_registry, requested_keys
 from .tokens import SentenceTokens, leave_one_out_vectors, pooled_tokens, stop_word
 
@@ -136,11 +137,6 @@ def _max_contributions(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float]
     return contributions, float(a @ b / norms)
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(vector)
-    return vector / norm if norm > 0 else vector
-
-
 def explain_model(key: str, sentence_a: str, sentence_b: str, registry: Registry | None = None) -> PairExplanation:
     """The explanation of one model's cosine for the pair; raises ValueError with a sentence."""
     registry = registry or get_registry()
@@ -171,16 +167,18 @@ def explain_model(key: str, sentence_a: str, sentence_b: str, registry: Registry
         contributions, cosine = decompose(u, v)
         return PairExplanation(cosine=cosine, exact=True, method=f"{side_a.pooling} pooling (exact)",
                                contributions=contributions, **common)
-    a_full, b_full = side_a.sentence_vector, side_b.sentence_vector
+    full = np.stack([side_a.sentence_vector, side_b.sentence_vector])
     without_a = leave_one_out_vectors(loaded.model, side_a)
     without_b = leave_one_out_vectors(loaded.model, side_b)
-    if fitted is not None:
-        a_full, b_full, without_a, without_b = (fitted.apply(x[None] if x.ndim == 1 else x)
-                                                for x in (a_full, b_full, without_a, without_b))
-        a_full, b_full = a_full[0], b_full[0]
-    cosine = float(_unit(a_full) @ _unit(b_full))
-    delta_a = np.array([float(_unit(w) @ _unit(b_full)) - cosine if w.any() else np.nan for w in without_a])
-    delta_b = np.array([float(_unit(a_full) @ _unit(w)) - cosine if w.any() else np.nan for w in without_b])
+    # Rows left all-zero are tokens not left out (special tokens, past the limit): decided before a fix,
+    # which would map a zero row to a direction of its own.
+    left_out_a, left_out_b = np.any(without_a, axis=1), np.any(without_b, axis=1)
+    if fitted is not None:  # fitted on the base's L2-normalised vectors, so it applies to those
+        full, without_a, without_b = (fitted.apply(normalize_rows(x)) for x in (full, without_a, without_b))
+    unit_a, unit_b = normalize_rows(full)
+    cosine = float(unit_a @ unit_b)
+    delta_a = np.where(left_out_a, normalize_rows(without_a) @ unit_b - cosine, np.nan)
+    delta_b = np.where(left_out_b, normalize_rows(without_b) @ unit_a - cosine, np.nan)
     return PairExplanation(cosine=cosine, exact=False, method="leave one token out (approximate)",
                            leave_one_out_a=delta_a, leave_one_out_b=delta_b, why_not_exact=why, **common)
 
