@@ -66,7 +66,8 @@ def start_app(port: int, models_dir: str, link: tuple[str, ...] = ("onnx", "numb
                             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
-def wait_ready(url: str, timeout: float = 180) -> None:
+def wait_ready(url: str, timeout: float = 180, server: subprocess.Popen | None = None, poll_s: float = 0.5) -> None:
+    """Return once ``url`` answers; stop the bench if it does not within ``timeout`` or ``server`` exits."""
     import httpx
 
     deadline = time.monotonic() + timeout
@@ -76,8 +77,18 @@ def wait_ready(url: str, timeout: float = 180) -> None:
                 return
         except httpx.HTTPError:
             pass
-        time.sleep(0.5)
+        if server is not None and server.poll() is not None:
+            raise SystemExit(f"The app exited with {server.returncode}; see its server.log")
+        time.sleep(poll_s)
     raise SystemExit(f"The app did not answer at {url} within {timeout:.0f} s.")
+
+
+def stop_app(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
 
 
 def default_models() -> list[str]:
@@ -283,8 +294,7 @@ def main() -> None:
                       f"step {state.get('step')}/{state.get('total_steps')}")
                 report("20 users, own sets + training", *busy, args.seconds, single)
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            stop_app(server)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ start also finds the embeddings in the cache, as any restart of a running demo d
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,12 +22,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from load import default_models, free_port, start_app  # noqa: E402
+from load import default_models, free_port, start_app, stop_app, wait_ready  # noqa: E402
 from sbert_demo.data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS  # noqa: E402
 
 
 def one_start(folder: str, label: str) -> float:
-    import httpx
     from gradio_client import Client
 
     port = free_port()
@@ -36,15 +34,7 @@ def one_start(folder: str, label: str) -> float:
     started = time.perf_counter()
     server = start_app(port, folder, link=("onnx", "models"))
     try:
-        while True:
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None:
-                raise SystemExit(f"The app exited; see {folder}/server.log")
-            time.sleep(0.2)
+        wait_ready(url, timeout=600, server=server, poll_s=0.2)
         served = time.perf_counter()
         result = Client(url, verbose=False).predict(EXAMPLE_SETS[DEFAULT_EXAMPLE].text, default_models(), 0,
                                                    "groups", "kmeans", api_name="/explore")
@@ -54,14 +44,14 @@ def one_start(folder: str, label: str) -> float:
               flush=True)
         return first_map
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_app(server)
 
 
 def main() -> None:
+    from sbert_demo.encoding import devices
+
+    hardware = devices.detect_hardware()
+    print(f"CPU: {hardware.cpu_name}, native bf16: {'yes' if hardware.cpu_bf16 else 'no'}", flush=True)
     with tempfile.TemporaryDirectory(prefix="sbert-start-") as folder:
         first = one_start(folder, "first start (compiles UMAP) ")
         second = one_start(folder, "second start (cached)      ")
