@@ -94,7 +94,7 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: li
         if result.key in slots:
             scatters[slots[result.key]] = _scatter(result, pairs)
         warn_once_about_the_cache()
-        yield [status, _table(results), _bar_chart(results)] + scatters
+        yield [status, _table(results), bar_chart(results)] + scatters
 
 
 @user_errors
@@ -155,7 +155,8 @@ def _table(results: list[StsResult]) -> dict:
     return {"headers": HEADERS, "data": [result_row(r) for r in results]}
 
 
-def _bar_chart(results: list[StsResult]):
+def bar_chart(results: list[StsResult]):
+    """Spearman bars of the results that ran, beside the paper's marks (None when none ran)."""
     rows = [{"label": r.label, "family": r.family, "spearman": r.spearman * 100}
             for r in results if r.error is None]
     return benchmark_plots.sts_bar_chart(rows) if rows else None

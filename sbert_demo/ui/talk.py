@@ -21,7 +21,6 @@ import gradio as gr
 from ..analysis import plots as why_plots
 from ..analysis.anisotropy import anisotropy_many
 from ..analysis.explanation import explain_pair
-from ..benchmark import plots as benchmark_plots
 from ..benchmark.evaluation import evaluate_many
 from ..data.benchmarks import sts_split
 from ..data.examples import EXAMPLE_SETS
@@ -33,6 +32,7 @@ from ..models.registry import get_registry
 from ..training import config_for, training_jobs
 from ..training.curves import training_curves
 from .common import action, user_errors
+from .sts import bar_chart
 
 NAIVE, SIAMESE = "glove-6b-50d", "all-MiniLM-L6-v2"
 PAIR = ("A man is playing a guitar.", "Someone plays the guitar on stage.")
@@ -110,13 +110,13 @@ def step_paraphrases(progress) -> tuple:
 def step_benchmark(progress) -> tuple:
     pairs = sts_split("test")
     keys = [NAIVE, f"{NAIVE}+whiten", SIAMESE]
-    rows = []
+    results = []
     for result in evaluate_many(keys, pairs, progress=lambda key, done, total: progress(
             done / max(total, 1), desc=f"{key}: {done:,} / {total:,} sentences")):
         if result.error:
             raise ValueError(result.error)
-        rows.append({"label": result.label, "family": result.family, "spearman": result.spearman * 100})
-    return _large(benchmark_plots.sts_bar_chart(rows)), None
+        results.append(result)
+    return _large(bar_chart(results)), None
 
 
 def step_explain(progress) -> tuple:
