@@ -196,8 +196,10 @@ def test_sts_tab(page) -> None:
     assert "GloVe average (6B, 50d)" in table and "STSb dev: 6 scored pairs" in page.inner_text("#sts-status")
     assert plot_traces(page, "#sts-bars")[0] >= 3  # bars per family + the published reference line
     page.click("#sts-run")  # cached now: every row says so
+    # The wait, not the check, is generous: on a cold app the background warm-up (mpnet's ONNX export)
+    # shares the two cores, and once in four full runs the cached rerun took longer than 30 s.
     page.wait_for_function("document.querySelector('#sts-table').innerText.split('yes').length - 1 === 2",
-                           timeout=30_000)
+                           timeout=120_000)
     shoot(page, "sts.png")
 
 
