@@ -31,7 +31,7 @@ from sbert_demo.ui import sts as sts_tab
 from sbert_demo.ui.app import build_app, configure_queue, launch_options
 from sbert_demo.ui.model_select import refresh_models
 
-ENDPOINTS = {"explore", "rank", "sts", "explain", "anisotropy", "before_after", "models", "add_model"}  # all but Train's
+ENDPOINTS = {"explore", "rank", "corpus_map", "sts", "explain", "anisotropy", "before_after", "models", "add_model"}  # all but Train's
 GROUPED = """animals | a dog is running on the grass
 animals | two dogs run on the grass
 animals | a cat is sleeping on the bed
@@ -67,7 +67,8 @@ def test_app_builds_without_launching_and_names_each_tabs_main_action() -> None:
     endpoints = public_endpoints(demo)
     assert ENDPOINTS <= set(endpoints)  # the Train tab, when present, adds its own
     tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
-    assert tabs[:2] == ["Explore", "STS benchmark"] and tabs[-2:] == ["Models", "Talk"]
+    assert tabs[:4] == ["Explore", "Compare sentences", "Corpus map (up to 20,000 sentences)", "STS benchmark"]
+    assert tabs[-2:] == ["Models", "Talk"]
     # Long jobs of one tab never share a concurrency group with another tab's.
     assert endpoints["sts"].concurrency_id != endpoints["explore"].concurrency_id
     assert endpoints["sts"].concurrency_limit == 1
@@ -101,7 +102,8 @@ def test_a_train_tab_module_is_included_after_sts(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "sbert_demo.ui.train", module)
     demo = build_app(warm_up=False)
     tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
-    assert tabs == ["Explore", "STS benchmark", "Why naive fails", "Explain a pair", "The cone (anisotropy)",
+    assert tabs == ["Explore", "Compare sentences", "Corpus map (up to 20,000 sentences)", "STS benchmark",
+                    "Why naive fails", "Explain a pair", "The cone (anisotropy)",
                     "Before / after training", "Train", "Models", "Talk"]
 
 
@@ -220,7 +222,8 @@ def test_examples_and_uploads_fill_the_text_box(tmp_path: Path) -> None:
     assert text == EXAMPLE_SETS["paraphrase-questions"].text and "questions" in description
     upload = tmp_path / "mine.csv"
     upload.write_text('topic,sentence\npets,"A cat, asleep."\npets,A dog | barking\nwork,\n', encoding="utf-8")
-    text, notes = explore_tab.load_file(str(upload))
+    text, notes, *rest = explore_tab.load_file(str(upload))
+    assert rest == [gr.skip()] * 3  # the corpus map and the sub-tab are left alone
     parsed = parse_sentences(text)
     assert parsed.sentences == ["A cat, asleep.", "A dog / barking"] and parsed.groups == ["pets", "pets"]
     assert "replaced by &#x27;/&#x27;" in notes  # escaped: notes are HTML
@@ -361,3 +364,22 @@ def test_gradio_client_gets_what_the_page_shows(launched_app: str, tiny: str) ->
     assert [row[0] for row in listed["data"]] == [row[0] for row in models_tab.list_models()["data"]]
     with pytest.raises(Exception, match="Hugging Face Hub"):
         client.predict("bert-base-uncased", "mean", api_name="/add_model")
+
+
+def test_gradio_client_maps_an_uploaded_corpus(launched_app: str, tmp_path: Path) -> None:
+    from gradio_client import Client, handle_file
+
+    from sbert_demo.explore.corpus_map import corpus_results
+
+    upload = tmp_path / "corpus.csv"
+    rows = [line.split(" | ")[::-1] for line in GROUPED.splitlines()]  # (sentence, topic)
+    upload.write_text("text,topic\n" + "\n".join(",".join(row) for row in rows) + "\n", encoding="utf-8")
+    client = Client(launched_app, verbose=False)
+    answer = client.predict("file", handle_file(str(upload)), "text", "topic", ["glove-6b-50d"], "clusters", 3,
+                            api_name="/corpus_map")
+    data = next(part for part in answer if isinstance(part, dict) and "label_words" in part)
+    assert data["n"] == 10 and data["label_name"] == "topic" and data["models"][0]["clusters"]["k"] == 3
+    assert data["label_words"]["music"] and len(data["models"][0]["map"]["x"]) == 10
+    corpus_results.clear()
+    with pytest.raises(Exception, match="Upload a corpus file first"):
+        client.predict("file", None, None, None, ["glove-6b-50d"], "labels", 12, api_name="/corpus_map")

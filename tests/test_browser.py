@@ -177,6 +177,43 @@ def test_explore_tab(page) -> None:
     shoot(page, "explore.png")
 
 
+def test_corpus_map_from_an_upload(page, tmp_path: Path) -> None:
+    """A file with more sentences than the heatmaps show lands in Explore → Corpus map; the map, the
+    colouring by clusters and the search all work in the page."""
+    import csv
+
+    from sbert_demo.data.corpora import stsb_corpus
+
+    shipped = stsb_corpus(REPO / "data")
+    upload = tmp_path / "stsb-600.csv"
+    with upload.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "source"])
+        writer.writerows(list(zip(shipped.sentences, shipped.labels))[::25][:600])  # every source
+    sources = len(set(shipped.labels[::25][:600]))
+    page.set_input_files('#explore-upload ~ input[type=file], input[data-testid$="-upload-button"]', str(upload))
+    page.wait_for_selector("#corpus-run", state="visible")
+    page.wait_for_function("document.querySelector('#explore-notes')?.innerText.includes('600 sentences')")
+    page.wait_for_function("document.querySelector('#corpus-card')?.innerText.includes('stsb-600.csv: 600 sentences')")
+    page.wait_for_timeout(1500)
+    choose_models(page, "#corpus-models", ("glove-6b-50d",))
+    page.click("#corpus-run")
+    page.wait_for_function("document.querySelectorAll('.corpus-map .js-plotly-plot').length === 1", timeout=180_000)
+    assert plot_traces(page, ".corpus-map") == [sources]
+    assert "agreement with the labels" in page.inner_text(".corpus-column .map-caption")
+    page.fill("#corpus-search textarea, #corpus-search input", "man")
+    page.click("#corpus-find")
+    page.wait_for_function("document.querySelector('#corpus-found')?.innerText.includes('of 600 sentences')")
+    page.wait_for_function(f"(document.querySelector('.corpus-map .js-plotly-plot')?.data || []).length === {sources + 1}")
+    last = page.eval_on_selector(".corpus-map .js-plotly-plot", "p => p.data[p.data.length - 1].name")
+    assert last.startswith("matches for “man”"), last
+    page.locator("#corpus-colour label", has_text="k-means").click()
+    page.wait_for_function("(document.querySelector('.corpus-map .js-plotly-plot')?.data || [])"
+                           ".every(t => t.name.startsWith('cluster') || t.name.startsWith('matches'))")
+    assert plot_traces(page, ".corpus-map") == [12 + 1]  # twelve clusters and the matches still on top
+    shoot(page, "corpus-map.png")
+
+
 def test_explore_upload_fills_the_text_box(page, tmp_path: Path) -> None:
     upload = tmp_path / "mine.csv"
     upload.write_text("topic,sentence\npets,\"A cat, asleep.\"\npets,A dog | barking\n", encoding="utf-8")
@@ -298,6 +335,31 @@ def test_a_link_to_another_tab_and_a_malformed_link(browser, app_url: str) -> No
     page.wait_for_function("((document.querySelector('#share-link input, #share-link textarea') || {}).value || '').includes('tab=sts')")
     assert "models=glove-6b-50d&data=test" in link_box(page)
     shoot(page, "link-malformed.png")
+    context.close()
+
+
+def test_a_corpus_map_link_opens_the_corpus_part_and_copy_link_keeps_it(browser, app_url: str) -> None:
+    context, page = open_page(browser, app_url + "?tab=corpus&models=glove-6b-50d")
+    page.wait_for_selector("#corpus-run", state="visible")
+    page.wait_for_function("document.querySelectorAll('#corpus-models .token').length === 1")
+    assert page.locator("#corpus-models .token").inner_text().startswith("GloVe average")
+    page.click("#copy-link")
+    page.wait_for_function("((document.querySelector('#share-link input, #share-link textarea') || {}).value || '')"
+                           ".includes('tab=corpus')")
+    assert link_box(page).endswith("?tab=corpus&models=glove-6b-50d")
+    # after a detour through another tab, Explore still shows (and a link still names) the corpus map
+    page.get_by_role("tab", name="STS benchmark").click()
+    page.wait_for_timeout(1000)
+    page.get_by_role("tab", name="Explore").click()
+    page.wait_for_timeout(1000)
+    page.click("#copy-link")
+    page.wait_for_function("((document.querySelector('#share-link input, #share-link textarea') || {}).value || '')"
+                           ".includes('tab=corpus')")
+    page.get_by_role("tab", name="Compare sentences").click()
+    page.wait_for_timeout(1000)
+    page.click("#copy-link")
+    page.wait_for_function("((document.querySelector('#share-link input, #share-link textarea') || {}).value || '')"
+                           ".includes('tab=explore')")
     context.close()
 
 

@@ -67,3 +67,20 @@ def test_apply_link_sets_the_tab_and_components() -> None:
     assert by_slot[("sts", "models")]["value"] == ["glove-6b-50d"] and by_slot[("sts", "data")] == "test"
     query_update = sharing.apply_link(_Request({"set": "bag-of-words-traps", "query": "2"}))[2][("explore", "query")]
     assert query_update["value"] == 1 and len(query_update["choices"]) == 16
+
+
+def test_a_corpus_map_link_opens_explores_corpus_part_with_its_models() -> None:
+    state = parse_link({"tab": "corpus", "models": "glove-6b-50d,all-MiniLM-L6-v2,a,b,c"})
+    assert state.tab == "corpus" and state.models == ["glove-6b-50d", "all-MiniLM-L6-v2"]
+    assert state.notes == ["Ignored unknown model(s) 'a', 'b', 'c'; see the Models tab."]
+    tab, notes, by_slot = sharing.apply_link(_Request({"tab": "corpus", "models": "glove-6b-50d"}))
+    assert tab == "corpus" and "unknown model" not in notes
+    assert by_slot[("corpus", "models")]["value"] == ["glove-6b-50d"] and ("explore", "models") not in by_slot
+    assert by_slot[("explore", "mode")]["selected"] == "corpus"
+    assert sharing.apply_link(_Request({"tab": "explore"}))[2][("explore", "mode")]["selected"] == "compare"
+    assert ("explore", "mode") not in sharing.apply_link(_Request({"tab": "sts"}))[2]
+    current = {("corpus", "models"): ["glove-6b-50d"], ("corpus", "source"): "stsb", ("explore", "models"): ["x"]}
+    link, note = sharing.copy_link("corpus", current)
+    assert link == "?tab=corpus&models=glove-6b-50d" and note == ""
+    link, note = sharing.copy_link("corpus", {**current, ("corpus", "source"): "file"})
+    assert link == "?tab=corpus&models=glove-6b-50d" and "uploaded file cannot travel in a link" in note

@@ -4,6 +4,8 @@
 * :mod:`.benchmarks` — STS benchmark splits and NLI pairs / triplets, from local files or the Hub;
 * :mod:`.files` — user CSV/TSV tables of scored pairs, NLI pairs or triplets;
 * :mod:`.sentences` — sentences typed in the text box or uploaded, with optional group labels;
+* :mod:`.corpora` — corpora for the corpus map (.txt / .csv / .tsv / .parquet, up to 20,000
+  sentences) and the built-in one (every distinct STSb sentence, labelled by source);
 * :mod:`.examples` — the built-in example sentence sets.
 
 May import: config, hub.

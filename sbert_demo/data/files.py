@@ -79,13 +79,20 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
+def check_size(path: Path, limit: int | None = None, what: str = "") -> None:
+    """A ValueError naming the limit when the file at ``path`` is larger than ``limit`` bytes
+    (default ``MAX_FILE_BYTES``)."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    size = path.stat().st_size
+    if size > limit:
+        raise ValueError(f"{path.name} is {size / 2**20:.0f} MB; the limit is {limit // 2**20} MB{what}. "
+                         "Use a smaller sample of it.")
+
+
 def _decoded_text(path: Path) -> str:
     if not path.is_file():
         raise ValueError(f"File not found: {path}.")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"{path.name} is {size / 2**20:.0f} MB; the limit is "
-                         f"{MAX_FILE_BYTES // 2**20} MB. Use a smaller sample of it.")
+    check_size(path)
     text = decode_upload(_read_bytes(path), path.name,
                          "save it as UTF-8 CSV (comma- or tab-separated text with a header row).")
     if not text.strip():

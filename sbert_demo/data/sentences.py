@@ -89,7 +89,7 @@ def read_sentence_file(
 
 
 def _parse_text(
-    text: str, source: str | None, max_sentences: int, max_chars: int
+    text: str, source: str | None, max_sentences: int, max_chars: int, drop_repeats: bool = False
 ) -> ParsedSentences:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[-1] == "":  # a final newline ends the last line; it is not a blank line
@@ -101,7 +101,7 @@ def _parse_text(
         if group is None and "|" in line:
             long_labels.append(number)
         records.append((number, group, sentence))
-    parsed = _finish(records, "Line", source, max_sentences, max_chars)
+    parsed = _finish(records, "Line", source, max_sentences, max_chars, drop_repeats)
     if long_labels and parsed.groups is not None:
         parsed.notes.append(
             f"{_numbered('Line', long_labels)} {_verb(long_labels, 'has', 'have')} a '|' after "
@@ -174,9 +174,14 @@ def _clean(text: str) -> tuple[str, int]:
 
 
 def _finish(
-    records: list[_Record], unit: str, source: str | None, max_sentences: int, max_chars: int
+    records: list[_Record], unit: str, source: str | None, max_sentences: int, max_chars: int,
+    drop_repeats: bool = False,
 ) -> ParsedSentences:
-    """Clean the records, check the count and describe every change in a note."""
+    """Clean the records, check the count and describe every change in a note.
+
+    ``drop_repeats`` keeps only the first occurrence of each sentence (with its label): a corpus map
+    draws each sentence once. Otherwise repeats are kept and named in a note.
+    """
     sentences: list[str] = []
     labels: list[str | None] = []
     blank = removed = 0
@@ -200,7 +205,8 @@ def _finish(
             empty_label.append(number)
         sentences.append(sentence)
         labels.append(group)
-    _check_count(len(sentences), source, max_sentences)
+    if not drop_repeats:  # otherwise counted once the repeats are gone
+        _check_count(len(sentences), source, max_sentences)
 
     notes: list[str] = []
     unit_plural = unit.lower() + "s"
@@ -214,8 +220,12 @@ def _finish(
     if removed:
         notes.append(f"Removed {removed} invisible or control character{'s' * (removed > 1)}.")
     notes.extend(_truncate(sentences, max_chars))
+    if drop_repeats:
+        sentences, labels = _drop_repeats(sentences, labels, notes)
+        _check_count(len(sentences), source, max_sentences)
     groups = _fill_groups(labels, unit, empty_label, notes)
-    notes.extend(_duplicate_notes(sentences))
+    if not drop_repeats:
+        notes.extend(_duplicate_notes(sentences))
     for note in notes:
         logger.debug("parse note: %s", note)
     return ParsedSentences(sentences, groups, notes)
@@ -271,6 +281,20 @@ def _fill_groups(
             f"{'they were' if plural else 'it was'} put in group '{UNGROUPED}'."
         )
     return [label or UNGROUPED for label in labels]
+
+
+def _drop_repeats(sentences: list[str], labels: list[str | None],
+                  notes: list[str]) -> tuple[list[str], list[str | None]]:
+    first: dict[str, int] = {}
+    for i, sentence in enumerate(sentences):
+        first.setdefault(sentence, i)
+    if len(first) == len(sentences):
+        return sentences, labels
+    kept = sorted(first.values())
+    dropped = len(sentences) - len(kept)
+    notes.append(f"Dropped {dropped:,} repeated sentence{'s' * (dropped > 1)} (the first occurrence and its "
+                 "label are kept): the map shows each sentence once.")
+    return [sentences[i] for i in kept], [labels[i] for i in kept]
 
 
 def _duplicate_notes(sentences: list[str]) -> list[str]:

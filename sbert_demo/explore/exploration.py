@@ -19,11 +19,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..encoding.encoder import encode, fingerprint
+from ..models.entries import ModelEntry
 from ..models.registry import Registry, get_registry, requested_keys
 from .projection import CLUSTER_METHODS, Clustering, Projection, auto_clusters, cluster_agreement, project_2d
 from .similarity import SimilaritySummary, cosine_matrix, rank_against, summarize
@@ -37,8 +39,9 @@ RESULTS_KEPT = 64  # finished per-model explorations kept in memory (each <= ~2 
 
 
 class ResultCache:
-    """A bounded LRU of finished per-model explorations, keyed by everything they depend on: the model's
-    fingerprint and runtime, the exact sentences and groups, the query and the clustering method.
+    """A bounded LRU of finished results (here: per-model explorations, keyed by everything they depend
+    on: the model's fingerprint and runtime, the exact sentences and groups, the query and the
+    clustering method; the corpus map keeps its maps in another one). ``None`` is never a result.
 
     The embeddings are in the persistent cache already; this keeps the work after them (similarities,
     clusters, the UMAP map), so a repeated request (a talk audience opening the same example) costs
@@ -47,17 +50,17 @@ class ResultCache:
 
     def __init__(self, size: int = RESULTS_KEPT):
         self.size = size
-        self._items: OrderedDict[tuple, ModelExploration] = OrderedDict()
+        self._items: OrderedDict[tuple, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple) -> ModelExploration | None:
+    def get(self, key: tuple) -> Any:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
         return None
 
-    def put(self, key: tuple, result: ModelExploration) -> None:
+    def put(self, key: tuple, result: Any) -> None:
         with self._lock:
             self._items[key] = result
             self._items.move_to_end(key)
@@ -137,19 +140,45 @@ def _round(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(float(value), digits)
 
 
+def chosen_keys(model_keys: Sequence[str], purpose: str) -> list[str]:
+    """The distinct model keys, one to ``MAX_MODELS`` of them, or a ValueError saying what to change."""
+    keys = requested_keys(model_keys)
+    if not keys:
+        raise ValueError(f"Choose at least one model to {purpose}.")
+    if len(keys) > MAX_MODELS:
+        raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
+    return keys
+
+
+def per_model(keys: Sequence[str], run_one: Callable[[str, Progress], Any],
+              progress: Progress | None) -> tuple[list, list[str]]:
+    """``run_one(key, step)`` for each key, progress spread evenly over them; the results and the notes
+    (skipped models and why, each model's own notes). A ValueError when no model could run."""
+    models, notes = [], []
+    for position, key in enumerate(keys):
+        def step(fraction: float, what: str, position=position) -> None:
+            if progress:
+                progress((position + fraction) / len(keys), what)
+
+        result = run_one(key, step)
+        models.append(result)
+        if result.error:
+            notes.append(f"{result.label} was skipped: {result.error}")
+        notes.extend(f"{result.label}: {note}" for note in result.notes)
+    if not any(m.error is None for m in models):
+        raise ValueError("None of the chosen models can run here. " + " ".join(notes))
+    return models, notes
+
+
 def check_request(sentences: Sequence[str], model_keys: Sequence[str], query_index: int,
                   cluster_method: str) -> list[str]:
     """The distinct model keys, or a ValueError saying what to change."""
-    keys = requested_keys(model_keys)
-    if not keys:
-        raise ValueError("Choose at least one model to compare.")
-    if len(keys) > MAX_MODELS:
-        raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
+    keys = chosen_keys(model_keys, "compare")
     if len(sentences) < 2:
         raise ValueError("Enter at least two sentences, one per line.")
     if len(sentences) > MAX_SENTENCES:
-        raise ValueError(f"{len(sentences):,} sentences is too many to explore at once; the limit is "
-                         f"{MAX_SENTENCES}. Use the STS tab for large data sets.")
+        raise ValueError(f"{len(sentences):,} sentences is too many for heatmaps; the limit is {MAX_SENTENCES}. "
+                         "Upload them as a file instead: Explore → Corpus map draws maps of up to 20,000.")
     if not 0 <= query_index < len(sentences):
         raise ValueError(f"The query sentence {query_index + 1} does not exist; choose one from 1 "
                          f"to {len(sentences)}.")
@@ -183,39 +212,41 @@ def explore(sentences: Sequence[str], groups: Sequence[str] | None, model_keys: 
         raise ValueError(f"There are {len(groups)} group labels for {len(sentences)} sentences.")
     keys = check_request(sentences, model_keys, query_index, cluster_method)
     registry = registry or get_registry()
-    models, notes = [], []
-    for position, key in enumerate(keys):
-        def step(fraction: float, what: str, position=position) -> None:
-            if progress:
-                progress((position + fraction) / len(keys), what)
-
-        result = _explore_one(key, sentences, groups, query_index, cluster_method, registry, step)
-        models.append(result)
-        if result.error:
-            notes.append(f"{result.label} was skipped: {result.error}")
-        notes.extend(f"{result.label}: {note}" for note in result.notes)
-    if not any(m.error is None for m in models):
-        raise ValueError("None of the chosen models can run here. " + " ".join(notes))
+    models, notes = per_model(
+        keys, lambda key, step: _explore_one(key, sentences, groups, query_index, cluster_method, registry, step),
+        progress)
     return Exploration(sentences, groups, query_index, cluster_method, models, notes)
 
 
-def _explore_one(key: str, sentences: list[str], groups: list[str] | None, query_index: int,
-                 cluster_method: str, registry: Registry, step: Progress) -> ModelExploration:
+def cached_per_model(key: str, registry: Registry, cache: ResultCache, request: tuple,
+                     compute: Callable[[ModelEntry, float], Any], failed: Callable[[ModelEntry, str], Any]) -> Any:
+    """One model's result for ``request`` from ``cache`` (keyed by the model's fingerprint and runtime
+    too, so a retrained model is never served stale), else ``compute(entry, started)``, kept when it
+    succeeded; ``failed(entry, why)`` when the model cannot run here."""
     entry = registry.get(key)
     started = time.perf_counter()
     try:
         identity = fingerprint(entry, registry, fast=True)
     except ValueError as exc:
-        return ModelExploration(entry.key, entry.label, entry.family, error=str(exc))
-    cache_key = None if identity is None else (identity, tuple(sentences), None if groups is None else tuple(groups),
-                                               query_index, cluster_method)
-    done = results.get(cache_key) if cache_key else None
+        return failed(entry, str(exc))
+    cache_key = None if identity is None else (identity, *request)
+    done = cache.get(cache_key) if cache_key else None
     if done is not None:
         return dataclasses.replace(done, seconds=time.perf_counter() - started, cached=True)
-    result = _compute_one(entry, sentences, groups, query_index, cluster_method, registry, step, started)
+    result = compute(entry, started)
     if cache_key and result.error is None:
-        results.put(cache_key, result)
+        cache.put(cache_key, result)
     return result
+
+
+def _explore_one(key: str, sentences: list[str], groups: list[str] | None, query_index: int,
+                 cluster_method: str, registry: Registry, step: Progress) -> ModelExploration:
+    request = (tuple(sentences), None if groups is None else tuple(groups), query_index, cluster_method)
+    return cached_per_model(
+        key, registry, results, request,
+        lambda entry, started: _compute_one(entry, sentences, groups, query_index, cluster_method, registry, step,
+                                            started),
+        lambda entry, why: ModelExploration(entry.key, entry.label, entry.family, error=why))
 
 
 def _compute_one(entry, sentences: list[str], groups: list[str] | None, query_index: int, cluster_method: str,

@@ -88,6 +88,15 @@ CSS = """
 .why-card { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 0.6rem 0.8rem; }
 .why-card .top-pairs { margin-top: 0.5rem; font-size: 0.85rem; }
 .why-card .top-pairs td { padding: 0.2rem 0.5rem; }
+.corpus-card { font-size: 0.92rem; margin: 0.3rem 0.2rem; }
+.corpus-card ul { margin: 0.3rem 0 0 1.1rem; padding: 0; color: var(--body-text-color-subdued); }
+.search-results { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 0.3rem 1rem;
+                  font-size: 0.9rem; }
+.search-results p { margin: 0.2rem 0; } .search-results ul { margin: 0 0 0 1.1rem; padding: 0; }
+.clusters-table { width: 100%; border-collapse: collapse; font-size: 0.85rem; margin-bottom: 0.8rem; }
+.clusters-table th { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 2px solid var(--border-color-primary); }
+.clusters-table td { padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--border-color-primary);
+                     vertical-align: top; }
 """
 
 
@@ -155,7 +164,7 @@ def build_app(warm_up: bool = True) -> gr.Blocks:
         pages = [("Explore", explore), ("STS benchmark", sts), ("Why naive fails", why), *_optional_tabs(),
                  ("Models", models), ("Talk", talk)]
         linkable: dict[str, dict] = {}
-        tab_events = {}
+        tab_events: list[tuple] = []  # (link tab, its select event, the tab it is a part of or None)
         every_refresher: list[Refresher] = []
         with gr.Tabs() as tabs:
             for name, module in pages:
@@ -164,7 +173,10 @@ def build_app(warm_up: bool = True) -> gr.Blocks:
                     built = module.build_tab() or []
                 refreshers: list[Refresher] = built.refreshers if isinstance(built, TabParts) else built
                 linkable[tab_id] = built.linkable if isinstance(built, TabParts) else {}
-                tab_events[tab_id] = tab.select
+                tab_events.append((tab_id, tab.select, None))
+                for part_id, (part, part_linkable) in (built.parts if isinstance(built, TabParts) else {}).items():
+                    linkable.setdefault(part_id, {}).update(part_linkable)
+                    tab_events.append((part_id, part.select, tab_id))
                 keep_in_sync(refreshers, tab.select)
                 every_refresher += refreshers
         # One chain when a page opens: bring the pickers up to date, then apply the link (two

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from pathlib import Path
 
 import gradio as gr
 from gradio.components.plot import PlotData
 
 from ..data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, get_example
-from ..data.sentences import parse_sentences, read_sentence_file
+from ..data.corpora import MAX_CORPUS_SENTENCES
+from ..data.sentences import MAX_FILE_BYTES, parse_sentences, read_sentence_file
 from ..explore import plots
 from ..explore.exports import export_models
-from ..explore.exploration import MAX_MODELS, Exploration, explore, format_sentences, rankings, request_key
+from ..explore.exploration import MAX_MODELS, MAX_SENTENCES, Exploration, explore, format_sentences, rankings, request_key
 from ..explore.similarity import group_order
-from . import snippets
+from . import corpus, snippets
 from .common import action, user_errors, warn_once_about_the_cache
 from .links import TabParts
 from .model_select import default_models, model_dropdown, picker
@@ -39,12 +41,25 @@ def load_example(key: str) -> tuple[str, str]:
 
 
 @user_errors
-def load_file(path: str | None) -> tuple[str, str]:
+def load_file(path: str | None) -> tuple:
+    """Small files fill the text box; a file with more sentences than the heatmaps show (or a Parquet
+    file, or one over the text box's size limit) opens in the corpus map instead."""
     if not path:
-        return gr.skip(), gr.skip()
-    parsed = read_sentence_file(path)
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+    name = Path(path).name
+    if corpus.routed_upload(path) or Path(path).stat().st_size > MAX_FILE_BYTES:
+        return _to_corpus_map(path, f"{name} opened in the corpus map (too large for the sentence box).")
+    parsed = read_sentence_file(path, max_sentences=MAX_CORPUS_SENTENCES)
+    if len(parsed.sentences) > MAX_SENTENCES:
+        return _to_corpus_map(path, f"{name} has {len(parsed.sentences):,} sentences, more than the {MAX_SENTENCES} "
+                                    "a heatmap can show, so it opened in the corpus map: press “Map the corpus”.")
     text, notes = format_sentences(parsed.sentences, parsed.groups)
-    return text, snippets.notes_box(parsed.notes + notes, title="Loaded the file")
+    return (text, snippets.notes_box(parsed.notes + notes, title="Loaded the file"), gr.skip(), gr.skip(),
+            gr.skip())
+
+
+def _to_corpus_map(path: str, note: str) -> tuple:
+    return gr.skip(), snippets.notes_box([note], title="Corpus map"), "file", path, gr.update(selected="corpus")
 
 
 def query_choices(text: str, current: int | None) -> dict:
@@ -221,56 +236,62 @@ def build_tab() -> TabParts:
     """Build the Explore tab inside the current ``gr.Tab``; returns what to refresh when it is shown
     and what a link can set."""
     example = EXAMPLE_SETS[DEFAULT_EXAMPLE]
-    gr.Markdown("Paste sentences (one per line, optionally `group | sentence`), pick up to four models "
-                "and compare: naive embeddings rate almost everything as similar, siamese ones separate "
-                "meaning.", elem_classes="tab-intro")
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=3):
-            with gr.Row(equal_height=True):
-                examples = gr.Dropdown([(e.title, e.key) for e in EXAMPLE_SETS.values()], value=example.key,
-                                       label="Example set", scale=2, elem_id="explore-example")
-                upload = gr.UploadButton("Upload .txt / .csv", file_types=[".txt", ".csv", ".tsv"],
-                                         type="filepath", scale=1, min_width=150, elem_id="explore-upload")
-            description = gr.HTML(snippets.paragraph(example.description), elem_classes="example-description")
-            text = gr.Textbox(example.text, lines=12, max_lines=20, label="Sentences",
-                              info="One per line; an optional group label before a '|' "
-                                   "(e.g. travel | How do I renew my passport?)", elem_id="explore-text")
-        with gr.Column(scale=2):
-            available = set(default_models(("naive", "siamese", "fine-tuned")))
-            models = model_dropdown([k for k in DEFAULT_MODELS if k in available], MAX_MODELS,
-                                    label="Models (up to 4)", info="Naive (orange) vs. siamese SBERT (blue).",
-                                    elem_id="explore-models")
-            # Custom values: the choices follow the text box, so the API may send any sentence number.
-            query = gr.Dropdown(label="Query sentence for the ranking", elem_id="explore-query",
-                                allow_custom_value=True, **_initial_query(example.text))
-            colour_by = gr.Radio(COLOUR_CHOICES, value="groups", label="Colour the map by")
-            cluster_method = gr.Radio(CLUSTER_CHOICES, value="kmeans", label="Automatic clusters",
-                                      info="Takes effect on the next run.")
-            run = gr.Button("Compare models", variant="primary", size="lg", elem_id="explore-run")
-            progress_box = gr.HTML(elem_classes="progress-box", elem_id="explore-progress")
-    notes = gr.HTML(elem_id="explore-notes")
-    summary = gr.HTML(elem_id="explore-summary")
-    slots = []
-    with gr.Row(equal_height=False, elem_classes="model-columns"):
-        for slot in range(MAX_MODELS):
-            with gr.Column(visible=False, min_width=320, elem_classes="model-column") as column:
-                slots += [column, gr.HTML(), gr.Plot(show_label=False, elem_classes="heatmap"),
-                          gr.Plot(show_label=False, elem_classes="ranking"),
-                          gr.Plot(show_label=False, elem_classes="map"), gr.HTML(elem_classes="map-caption")]
-    with gr.Accordion("Numbers as JSON (what the API returns)", open=False):
-        data = gr.JSON(show_label=False, elem_id="explore-json")
-    with gr.Accordion("Export the embeddings", open=False, elem_id="explore-export-box"):
-        gr.Markdown("Per model: `.npy` (the matrix), `.csv` (sentence, group, dimensions) and the two files "
-                    "[projector.tensorflow.org](https://projector.tensorflow.org) loads (`vectors.tsv`, "
-                    "`metadata.tsv`). Figures download as PNG from their toolbar (camera icon).",
-                    elem_classes="muted")
-        with gr.Row(equal_height=True):
-            export = gr.Button("Export embeddings", scale=0, min_width=200, elem_id="explore-export")
-            export_notes = gr.HTML()
-        exported = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="explore-files")
+    with gr.Tabs(elem_id="explore-modes") as modes:
+        with gr.Tab("Compare sentences", id="compare") as compare_tab:
+            gr.Markdown("Paste sentences (one per line, optionally `group | sentence`), pick up to four models "
+                        "and compare: naive embeddings rate almost everything as similar, siamese ones separate "
+                        "meaning.", elem_classes="tab-intro")
+            with gr.Row(equal_height=False):
+                with gr.Column(scale=3):
+                    with gr.Row(equal_height=True):
+                        examples = gr.Dropdown([(e.title, e.key) for e in EXAMPLE_SETS.values()], value=example.key,
+                                               label="Example set", scale=2, elem_id="explore-example")
+                        upload = gr.UploadButton("Upload .txt / .csv", file_types=[".txt", ".csv", ".tsv", ".parquet"],
+                                                 type="filepath", scale=1, min_width=150, elem_id="explore-upload")
+                    description = gr.HTML(snippets.paragraph(example.description), elem_classes="example-description")
+                    text = gr.Textbox(example.text, lines=12, max_lines=20, label="Sentences",
+                                      info="One per line; an optional group label before a '|' "
+                                           "(e.g. travel | How do I renew my passport?)", elem_id="explore-text")
+                with gr.Column(scale=2):
+                    available = set(default_models(("naive", "siamese", "fine-tuned")))
+                    models = model_dropdown([k for k in DEFAULT_MODELS if k in available], MAX_MODELS,
+                                            label="Models (up to 4)", info="Naive (orange) vs. siamese SBERT (blue).",
+                                            elem_id="explore-models")
+                    # Custom values: the choices follow the text box, so the API may send any sentence number.
+                    query = gr.Dropdown(label="Query sentence for the ranking", elem_id="explore-query",
+                                        allow_custom_value=True, **_initial_query(example.text))
+                    colour_by = gr.Radio(COLOUR_CHOICES, value="groups", label="Colour the map by")
+                    cluster_method = gr.Radio(CLUSTER_CHOICES, value="kmeans", label="Automatic clusters",
+                                              info="Takes effect on the next run.")
+                    run = gr.Button("Compare models", variant="primary", size="lg", elem_id="explore-run")
+                    progress_box = gr.HTML(elem_classes="progress-box", elem_id="explore-progress")
+            notes = gr.HTML(elem_id="explore-notes")
+            summary = gr.HTML(elem_id="explore-summary")
+            slots = []
+            with gr.Row(equal_height=False, elem_classes="model-columns"):
+                for slot in range(MAX_MODELS):
+                    with gr.Column(visible=False, min_width=320, elem_classes="model-column") as column:
+                        slots += [column, gr.HTML(), gr.Plot(show_label=False, elem_classes="heatmap"),
+                                  gr.Plot(show_label=False, elem_classes="ranking"),
+                                  gr.Plot(show_label=False, elem_classes="map"), gr.HTML(elem_classes="map-caption")]
+            with gr.Accordion("Numbers as JSON (what the API returns)", open=False):
+                data = gr.JSON(show_label=False, elem_id="explore-json")
+            with gr.Accordion("Export the embeddings", open=False, elem_id="explore-export-box"):
+                gr.Markdown("Per model: `.npy` (the matrix), `.csv` (sentence, group, dimensions) and the two files "
+                            "[projector.tensorflow.org](https://projector.tensorflow.org) loads (`vectors.tsv`, "
+                            "`metadata.tsv`). Figures download as PNG from their toolbar (camera icon).",
+                            elem_classes="muted")
+                with gr.Row(equal_height=True):
+                    export = gr.Button("Export embeddings", scale=0, min_width=200, elem_id="explore-export")
+                    export_notes = gr.HTML()
+                exported = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="explore-files")
+        with gr.Tab(f"Corpus map (up to {MAX_CORPUS_SENTENCES:,} sentences)", id="corpus",
+                    elem_id="explore-corpus-tab") as corpus_tab:
+            corpus_parts = corpus.build()
 
     examples.change(load_example, examples, [text, description], api_visibility="private", queue=False)
-    action([upload.upload], load_file, upload, [text, notes], failures_to=notes, api_visibility="private")
+    action([upload.upload], load_file, upload, [text, notes, corpus_parts.source, corpus_parts.file, modes],
+           failures_to=notes, api_visibility="private")
     text.change(query_choices, [text, query], query, api_visibility="private", queue=False,
                 show_progress="hidden")
     action([run.click], run_explore, [text, models, query, colour_by, cluster_method], [notes, summary, data, *slots],
@@ -282,9 +303,11 @@ def build_tab() -> TabParts:
     colour_by.change(recolour, [data, colour_by], [o for i in range(MAX_MODELS)
                                                    for o in slots[i * SLOT_OUTPUTS + 4:i * SLOT_OUTPUTS + 6]],
                      api_visibility="private", queue=False, show_progress="hidden")
-    return TabParts([picker(models)], {"example": examples, "description": description, "text": text,
-                                       "models": models, "query": query, "colour": colour_by,
-                                       "clusters": cluster_method, "notes": notes})
+    linkable = {"example": examples, "description": description, "text": text, "models": models, "query": query,
+                "colour": colour_by, "clusters": cluster_method, "notes": notes, "mode": modes}
+    parts = {"explore": (compare_tab, {}),
+             "corpus": (corpus_tab, {"models": corpus_parts.models.component, "source": corpus_parts.source})}
+    return TabParts([picker(models), corpus_parts.models], linkable, parts)
 
 
 def _initial_query(text: str) -> dict:

@@ -2,8 +2,8 @@
 
 Query parameters (all optional; unknown or malformed ones are ignored with a note, never an error):
 
-* ``tab`` — ``explore``, ``sts``, ``why``, ``train``, ``models`` or ``talk``; ``view=talk`` opens the
-  presenter view (the Talk tab in large type);
+* ``tab`` — ``explore``, ``corpus`` (Explore's corpus map), ``sts``, ``why``, ``train``, ``models`` or
+  ``talk``; ``view=talk`` opens the presenter view (the Talk tab in large type);
 * ``set`` — a built-in example set (Explore), or ``sentences`` — the text box itself (one sentence
   per line, ``group | sentence`` allowed; links longer than :data:`MAX_LINK_CHARS` are not made);
 * ``models`` — comma-separated registry keys (variants such as ``glove-6b-50d+whiten`` too), for the
@@ -25,20 +25,23 @@ from ..data.examples import EXAMPLE_SETS
 from ..data.sentences import parse_sentences
 from ..models.registry import get_registry
 
-TABS = ("explore", "sts", "why", "train", "models", "talk")
-MODEL_TABS = ("explore", "sts", "why")  # tabs whose model picker a link can fill
+TABS = ("explore", "corpus", "sts", "why", "train", "models", "talk")
+MODEL_TABS = ("explore", "corpus", "sts", "why")  # tabs whose model picker a link can fill
+SUB_TABS = {"corpus": "explore"}  # a link tab that is a part of another tab
 MAX_LINK_CHARS = 2000  # what every browser, chat app and slide tool keeps of a URL
-MAX_MODELS = {"explore": 4, "sts": 8, "why": 4}
+MAX_MODELS = {"explore": 4, "corpus": 4, "sts": 8, "why": 4}
 CHOICES = {"colour": ("groups", "clusters"), "clusters": ("kmeans", "hdbscan"), "data": ("dev", "test")}
 KNOWN = {"tab", "view", "set", "sentences", "models", "query", *CHOICES}
 
 
 class TabParts(NamedTuple):
-    """What a tab builder returns: components to keep in step with the registry, and the
-    components a link can set, by name (e.g. ``{"models": dropdown}``)."""
+    """What a tab builder returns: components to keep in step with the registry, the components a
+    link can set, by name (e.g. ``{"models": dropdown}``), and the tab's own sub-tabs a link can open
+    (``{link tab: (gr.Tab, its linkable components)}``, e.g. Explore's corpus map)."""
 
     refreshers: list
     linkable: dict
+    parts: dict = {}
 
 
 @dataclass

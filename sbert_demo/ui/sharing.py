@@ -8,12 +8,12 @@ import gradio as gr
 from ..data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
 from . import snippets
 from .explore import query_choices
-from .links import make_link, parse_link
+from .links import SUB_TABS, make_link, parse_link
 
 # (tab, name) of every component a link can set or read (the description is only set).
 SLOTS = [("explore", "example"), ("explore", "description"), ("explore", "text"), ("explore", "models"),
-         ("explore", "query"), ("explore", "colour"), ("explore", "clusters"), ("sts", "models"),
-         ("sts", "data"), ("why", "models")]
+         ("explore", "query"), ("explore", "colour"), ("explore", "clusters"), ("explore", "mode"),
+         ("corpus", "models"), ("corpus", "source"), ("sts", "models"), ("sts", "data"), ("why", "models")]
 COPY_JS = """(query, note) => {
   if (!query) { return [query, note]; }
   const url = window.location.origin + window.location.pathname + query;
@@ -40,7 +40,9 @@ def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
         current = text if text is not None else EXAMPLE_SETS[DEFAULT_EXAMPLE].text
         updates[("explore", "query")] = query_choices(current, state.query or 0)
     if state.models:
-        updates[(state.tab if state.tab in ("sts", "why") else "explore", "models")] = gr.update(value=state.models)
+        updates[(_picker_tab(state.tab), "models")] = gr.update(value=state.models)
+    if state.tab in ("explore", "corpus"):
+        updates[("explore", "mode")] = gr.update(selected="corpus" if state.tab == "corpus" else "compare")
     for name in ("colour", "clusters"):
         if getattr(state, name):
             updates[("explore", name)] = getattr(state, name)
@@ -50,18 +52,26 @@ def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
     return state.tab, notes, updates
 
 
+def _picker_tab(tab: str | None) -> str:
+    """The tab whose model picker a link's ``models`` fill."""
+    return tab if tab in ("corpus", "sts", "why") else "explore"
+
+
 def copy_link(tab: str | None, current: dict[tuple[str, str], object]) -> list[str]:
     """``(query string, note)`` describing the current view; ``current`` holds the slots' values."""
     tab = tab or "explore"
-    models = current.get((tab if tab in ("sts", "why") else "explore", "models"))
+    models = current.get((_picker_tab(tab), "models"))
     link, note = make_link(tab, example=current.get(("explore", "example")), text=current.get(("explore", "text")),
                            models=[m for m in models or [] if isinstance(m, str)],
                            query=current.get(("explore", "query")), colour=current.get(("explore", "colour")),
                            clusters=current.get(("explore", "clusters")), data=current.get(("sts", "data")))
+    if tab == "corpus" and current.get(("corpus", "source")) == "file":
+        note = ("The link opens the corpus map with these models and the built-in corpus: an uploaded file cannot "
+                "travel in a link, so share the file too.")
     return [link, snippets.message(note, "warning") if note else ""]
 
 
-def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tabs, tab_events: dict, linkable: dict,
+def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tabs, tab_events: list, linkable: dict,
                refreshers: list) -> None:
     """The Copy link button and the link box in ``boxes[0]``, notes in ``boxes[1]``; when a page loads, ``refreshers`` bring
     their components up to date with the registry, then the link's state is applied."""
@@ -73,13 +83,21 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
     with boxes[1]:
         notes = gr.HTML(elem_id="link-notes")
     current_tab = gr.State("explore")
-    for tab_id, select in tab_events.items():
-        select(lambda tab_id=tab_id: tab_id, None, current_tab, queue=False, show_progress="hidden",
-               api_visibility="private")
+    # A tab with parts (Explore: compare, corpus map) remembers which part shows, for when it is selected again.
+    shown = {parent: gr.State(parent) for _, _, parent in tab_events if parent}
+    quiet = dict(queue=False, show_progress="hidden", api_visibility="private")
+    for tab_id, select, parent in tab_events:
+        if parent:
+            select(lambda tab_id=tab_id: (tab_id, tab_id), None, [current_tab, shown[parent]], **quiet)
+        elif tab_id in shown:
+            select(lambda part: part, shown[tab_id], current_tab, **quiet)
+        else:
+            select(lambda tab_id=tab_id: tab_id, None, current_tab, **quiet)
 
     def restore(request: gr.Request) -> list:
         tab, notes_html, updates = apply_link(request)
-        return [gr.update(selected=tab) if tab else gr.skip(), tab or "explore", notes_html,
+        parts = [tab if tab and SUB_TABS.get(tab, tab) == parent else gr.skip() for parent in shown]
+        return [gr.update(selected=SUB_TABS.get(tab, tab)) if tab else gr.skip(), tab or "explore", *parts, notes_html,
                 *(updates.get(slot, gr.skip()) for slot in present)]
 
     def refresh_all(*values) -> list:
@@ -96,9 +114,9 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
     components = [component for _, component in refreshers]
     demo.load(refresh_all, components, components, queue=False, show_progress="hidden",
               api_visibility="private").then(
-        restore, None, [tabs, current_tab, notes, *(linkable[t][n] for t, n in present)], queue=False,
+        restore, None, [tabs, current_tab, *shown.values(), notes, *(linkable[t][n] for t, n in present)], queue=False,
         show_progress="hidden", api_visibility="private")
-    readable = [slot for slot in present if slot[1] != "description"]
+    readable = [slot for slot in present if slot[1] not in ("description", "mode")]
 
     def copy_handler(tab: str, *values) -> list[str]:
         return copy_link(tab, dict(zip(readable, values)))

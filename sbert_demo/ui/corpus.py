@@ -1,0 +1,273 @@
+"""Explore → Corpus map: up to 20,000 sentences, map only, per model.
+
+The corpus is the built-in STS benchmark sentences or an uploaded .txt / .csv / .tsv / .parquet file
+(text column and optional label column, found by name or chosen). "Map the corpus" runs
+:func:`~sbert_demo.explore.corpus_map.map_corpus` (API ``/corpus_map``); colouring and search only
+redraw the figures from the finished result, which stays on the server (``gr.State``).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import gradio as gr
+
+from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_SENTENCES, NO_LABEL, STSB_CORPUS, Corpus, read_corpus,
+                            stsb_corpus)
+from ..explore import plots
+from ..explore.corpus_map import (DEFAULT_K, MAX_K, SEARCH_MODES, CorpusMap, ModelMap, map_corpus,
+                                  sample_sentences, search)
+from ..explore.exploration import MAX_MODELS
+from . import snippets
+from .common import action, user_errors, warn_once_about_the_cache
+from .model_select import default_models, model_dropdown, picker
+
+SOURCES = [(f"{STSB_CORPUS} (built in)", "stsb"), ("my file", "file")]
+COLOURS = [("given labels", "labels"), ("k-means clusters", "clusters")]
+SEARCH_CHOICES = [("words", "words"), ("meaning (100 nearest)", "meaning")]
+NONE_CHOICE = ("(none: colour by clusters)", NO_LABEL)
+DEFAULT_MODELS = ("glove-6b-50d", "all-MiniLM-L6-v2")
+SLOT_OUTPUTS = 3  # column, map, caption
+
+
+# --- handlers ------------------------------------------------------------------------------------
+
+def load_corpus(source: str, path: str | None, text_column: str | None, label_column: str | None) -> Corpus:
+    if source == "stsb":
+        return stsb_corpus()
+    if source != "file":
+        raise ValueError(f"Unknown corpus source {source!r}; choose 'stsb' or 'file'.")
+    if not path:
+        raise ValueError("Upload a corpus file first (.txt, .csv, .tsv or .parquet), or choose the built-in corpus.")
+    return read_corpus(path, text_column or None, label_column)
+
+
+def _card(corpus: Corpus) -> str:
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in corpus.notes[:6])
+    return (f'<div class="corpus-card"><strong>{html.escape(corpus.describe())}</strong>'
+            + (f"<ul>{notes}</ul>" if notes else "") + "</div>")
+
+
+@user_errors
+def inspect_file(source: str, path: str | None) -> list:
+    """After an upload: the columns to choose from (found ones selected) and what the file holds."""
+    if source != "file" or not path:
+        return [gr.update(visible=False), gr.update(visible=False), ""]
+    corpus = read_corpus(path)
+    if not corpus.columns:  # .txt: nothing to choose
+        return [gr.update(visible=False, choices=[], value=None),
+                gr.update(visible=False, choices=[NONE_CHOICE], value=NO_LABEL), _card(corpus)]
+    columns = list(corpus.columns)
+    return [gr.update(visible=True, choices=columns, value=corpus.text_column),
+            gr.update(visible=True, choices=[NONE_CHOICE, *[(c, c) for c in columns]],
+                      value=corpus.label_name or NO_LABEL),
+            _card(corpus)]
+
+
+@user_errors
+def describe_choice(source: str, path: str | None, text_column: str | None, label_column: str | None) -> str:
+    if source == "file" and not path:
+        return snippets.paragraph("Upload a corpus file: .txt (one sentence per line, optionally "
+                                  "'label | sentence'), or .csv / .tsv / .parquet with a text column and an "
+                                  f"optional label column; up to {MAX_CORPUS_SENTENCES:,} sentences.")
+    return _card(load_corpus(source, path, text_column, label_column))
+
+
+@user_errors
+def run_map(source: str, path: str | None, text_column: str | None, label_column: str | None,
+            model_keys: list[str], colour_by: str, k: float, progress=gr.Progress()) -> list:
+    progress(0.0, desc="Reading the corpus")
+    corpus = load_corpus(source, path, text_column, label_column)
+    result = map_corpus(corpus, model_keys or [], int(k) if isinstance(k, (int, float)) else k,
+                        progress=lambda fraction, what: progress(fraction, desc=what))
+    warn_once_about_the_cache()
+    progress(0.98, desc="Drawing the maps")
+    return [_card(corpus), snippets.notes_box(result.notes) if result.notes else "", result,
+            result.as_json(), _clusters_table(result), "", *_slots(result, colour_by)]
+
+
+@user_errors
+def recolour(result: CorpusMap | None, colour_by: str, query: str | None = None, mode: str = "words") -> list:
+    """Redraw in the other colouring; the search's matches, if any, stay on top."""
+    if not isinstance(result, CorpusMap):
+        return [gr.skip()] * (SLOT_OUTPUTS * MAX_MODELS)
+    query = (query or "").strip()
+    if not query:
+        return _slots(result, colour_by)
+    found = search(result, query, mode)
+    return _slots(result, colour_by, {key: matches for key, (matches, _) in found.items()}, query)
+
+
+@user_errors
+def highlight(result: CorpusMap | None, colour_by: str, query: str, mode: str) -> list:
+    """Redraw the maps with the search's matches on top (an empty search clears the highlight)."""
+    if not isinstance(result, CorpusMap):
+        raise ValueError("Map a corpus first, then search it.")
+    query = (query or "").strip()
+    if not query:
+        return ["", *_slots(result, colour_by)]
+    found = search(result, query, mode)
+    sentences = result.corpus.sentences
+    shown = result.succeeded[:1] if mode == "words" else result.succeeded  # words match the same everywhere
+    lines = []
+    for model in shown:
+        matches, sentence = found[model.key]
+        examples = "".join(f"<li>{html.escape(snippets.shorten(sentences[i], 140))}</li>" for i in matches[:5])
+        head = "" if mode == "words" else f"<strong>{html.escape(model.label)}</strong>: "
+        lines.append(f"<div><p>{head}{html.escape(sentence)}</p>" + (f"<ul>{examples}</ul>" if examples else "")
+                     + "</div>")
+    return [f'<div class="search-results">{"".join(lines)}</div>',
+            *_slots(result, colour_by, {key: matches for key, (matches, _) in found.items()}, query)]
+
+
+def _initial_card() -> str:
+    try:
+        return _card(stsb_corpus())
+    except ValueError as exc:  # the shipped data was removed: say so where the corpus would be described
+        return snippets.message(str(exc), "warning")
+
+
+# --- figures -------------------------------------------------------------------------------------
+
+def _slots(result: CorpusMap, colour_by: str, matches: dict | None = None, query: str = "") -> list:
+    outputs = []
+    for slot in range(MAX_MODELS):
+        model = result.models[slot] if slot < len(result.models) else None
+        if model is None:
+            outputs += [gr.update(visible=False), None, ""]
+        elif model.error:
+            outputs += [gr.update(visible=True), None, snippets.message(f"{model.label} was skipped: {model.error}",
+                                                                          "warning")]
+        else:
+            highlighted = None if matches is None else matches.get(model.key)
+            outputs += [gr.update(visible=True), _figure(result, model, colour_by, highlighted, query),
+                        _caption(result, model, colour_by)]
+    return outputs
+
+
+def _figure(result: CorpusMap, model: ModelMap, colour_by: str, highlighted, query: str):
+    corpus = result.corpus
+    by_labels = colour_by == "labels" and corpus.labels is not None
+    labels = corpus.labels if by_labels else model.clustering.labels.tolist()
+    words = result.label_words if by_labels else model.cluster_words
+    name = f"matches for \u201c{query[:40]}\u201d ({len(highlighted):,})" if highlighted is not None else "matches"
+    return plots.corpus_scatter(model.coords, corpus.sentences, labels, f"{model.label}: {model.method} map",
+                                words=words, highlight=highlighted, highlight_name=name,
+                                subtitle=f"{len(corpus):,} sentences of {corpus.name}")
+
+
+def _caption(result: CorpusMap, model: ModelMap, colour_by: str) -> str:
+    clustering = model.clustering
+    parts = [f"{snippets.badge(model.family)} {model.seconds:.1f} s · "
+             + ("embeddings from the cache" if model.cached else "encoded now")
+             + (f" · {html.escape(model.runtime)}" if model.runtime else "")]
+    found = f"k-means: {clustering.k} clusters"
+    if clustering.silhouette is not None:
+        found += f" (silhouette {clustering.silhouette:.2f})"
+    parts.append(found)
+    if model.agreement is not None:
+        parts.append(f"agreement with the labels: ARI <b>{model.agreement:.2f}</b>")
+    if colour_by == "labels" and result.corpus.labels is None:
+        parts.append("no labels given, so colours are clusters")
+    if model.note:
+        parts.append(html.escape(model.note))
+    return f'<p class="muted caption">{" · ".join(parts)}</p>'
+
+
+def _clusters_table(result: CorpusMap) -> str:
+    """Per model, each cluster's size, its words and the sentences nearest its middle on the map."""
+    blocks = []
+    for model in result.succeeded:
+        labels = model.clustering.labels
+        rows = []
+        for cluster in sorted(set(labels.tolist()), key=lambda c: -(labels == c).sum()):
+            words = ", ".join(model.cluster_words.get(cluster, ())) or "–"
+            examples = "<br>".join(html.escape(snippets.shorten(s, 110))
+                                   for s in sample_sentences(result, model, cluster))
+            rows.append(f"<tr><td>{cluster}</td><td>{int((labels == cluster).sum()):,}</td>"
+                        f"<td><strong>{html.escape(words)}</strong></td><td>{examples}</td></tr>")
+        blocks.append(f"<h4>{html.escape(model.label)}</h4><table class='clusters-table'><thead><tr><th>cluster</th>"
+                      f"<th>sentences</th><th>distinctive words (c-TF-IDF)</th><th>near its middle</th></tr></thead>"
+                      f"<tbody>{''.join(rows)}</tbody></table>")
+    if result.label_words:
+        rows = "".join(f"<tr><td>{html.escape(label)}</td><td>{html.escape(', '.join(words)) or '–'}</td></tr>"
+                       for label, words in result.label_words.items())
+        blocks.append(f"<h4>Given labels ({html.escape(result.corpus.label_name or '')})</h4><table "
+                      f"class='clusters-table'><thead><tr><th>label</th><th>distinctive words</th></tr></thead>"
+                      f"<tbody>{rows}</tbody></table>")
+    return "".join(blocks)
+
+
+# --- layout and wiring ---------------------------------------------------------------------------
+
+class CorpusParts:
+    """The components another part of Explore sets (an upload too big for the heatmaps lands here)."""
+
+    def __init__(self, source, file, models):
+        self.source, self.file, self.models = source, file, models
+
+
+def build() -> CorpusParts:
+    gr.Markdown(f"Map a whole corpus, up to {MAX_CORPUS_SENTENCES:,} sentences: beyond the 500 a heatmap can "
+                "show, Explore draws the map only. Colour by the file's labels or by k-means clusters, each named "
+                "by its most distinctive words (class-based TF-IDF); search highlights sentences by words or by "
+                "meaning. Embeddings and maps are cached, so a second run is quick.", elem_classes="tab-intro")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            source = gr.Radio(SOURCES, value="stsb", label="Corpus", elem_id="corpus-source")
+            file = gr.File(label="Corpus file (.txt, .csv, .tsv, .parquet)", file_types=list(CORPUS_SUFFIXES),
+                           type="filepath", visible=False, elem_id="corpus-file")
+            with gr.Row():
+                text_column = gr.Dropdown(label="Text column", visible=False, allow_custom_value=True,
+                                          elem_id="corpus-text-column")
+                label_column = gr.Dropdown(label="Label column", visible=False, allow_custom_value=True,
+                                           elem_id="corpus-label-column")
+            card = gr.HTML(_initial_card(), elem_id="corpus-card")
+        with gr.Column(scale=2):
+            available = set(default_models(("naive", "siamese", "fine-tuned")))
+            models = model_dropdown([k for k in DEFAULT_MODELS if k in available], MAX_MODELS,
+                                    label="Models (up to 4)", info="Each model maps the whole corpus.",
+                                    elem_id="corpus-models")
+            colour_by = gr.Radio(COLOURS, value="labels", label="Colour the map by", elem_id="corpus-colour")
+            k = gr.Slider(2, MAX_K, value=DEFAULT_K, step=1, label="k-means clusters", elem_id="corpus-k")
+            run = gr.Button("Map the corpus", variant="primary", size="lg", elem_id="corpus-run")
+            progress_box = gr.HTML(elem_classes="progress-box", elem_id="corpus-progress")
+    notes = gr.HTML(elem_id="corpus-notes")
+    with gr.Row(equal_height=True):
+        query = gr.Textbox(label="Search the corpus", placeholder="e.g. guitar, or: someone makes music", scale=4,
+                           info="Words: sentences with every word (at a word's start, any case). Meaning: the 100 "
+                                "sentences each model puts closest.", elem_id="corpus-search")
+        mode = gr.Radio(SEARCH_CHOICES, value="words", label="Match by", scale=2, elem_id="corpus-search-mode")
+        find = gr.Button("Highlight", scale=1, min_width=120, elem_id="corpus-find")
+    found = gr.HTML(elem_id="corpus-found")
+    state = gr.State()
+    slots = []
+    with gr.Row(equal_height=False, elem_classes="model-columns"):
+        for _ in range(MAX_MODELS):
+            with gr.Column(visible=False, min_width=480, elem_classes="model-column corpus-column") as column:
+                slots += [column, gr.Plot(show_label=False, elem_classes="corpus-map"),
+                          gr.HTML(elem_classes="map-caption")]
+    with gr.Accordion("Clusters and their words", open=False, elem_id="corpus-clusters-box"):
+        clusters = gr.HTML(elem_id="corpus-clusters")
+    data = gr.JSON(visible=False)  # what the API returns; the page shows the figures
+
+    source.change(lambda s: gr.update(visible=s == "file"), source, file, queue=False, api_visibility="private",
+                  show_progress="hidden")
+    action([source.change, file.change], inspect_file, [source, file], [text_column, label_column, card],
+           failures_to=card, api_visibility="private", show_progress="hidden")
+    action([text_column.input, label_column.input], describe_choice, [source, file, text_column, label_column],
+           card, failures_to=card, api_visibility="private", show_progress="hidden")
+    action([run.click], run_map, [source, file, text_column, label_column, models, colour_by, k],
+           [card, notes, state, data, clusters, found, *slots], failures_to=progress_box, api_name="corpus_map",
+           # a map of 20,000 sentences takes a minute: one at a time, and never holding a slot of Explore's
+           concurrency_id="corpus", concurrency_limit=1, show_progress_on=progress_box)
+    action([find.click, query.submit], highlight, [state, colour_by, query, mode], [found, *slots],
+           failures_to=found, api_visibility="private", concurrency_id="corpus-search", show_progress="minimal")
+    colour_by.change(recolour, [state, colour_by, query, mode], slots, api_visibility="private", show_progress="hidden")
+    return CorpusParts(source, file, picker(models))
+
+
+def routed_upload(path: str) -> bool:
+    """Whether an upload to the sentence box belongs in the corpus map instead (Parquet is read only here)."""
+    return Path(path).suffix.lower() == ".parquet"
