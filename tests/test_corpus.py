@@ -326,3 +326,16 @@ def test_a_large_upload_to_the_sentence_box_opens_in_the_corpus_map(tmp_path: Pa
     assert "600 sentences" in notes and "corpus map" in notes and tabs.get("selected") == "corpus"
     small = write_csv(tmp_path / "small.csv", ["sentence"], [["One."], ["Two."]])
     assert explore_tab.load_file(str(small))[2:] == (gr.skip(),) * 3
+
+
+def test_the_tab_lets_a_user_choose_columns_it_could_not_find(tmp_path: Path) -> None:
+    odd = write_csv(tmp_path / "odd.csv", ["utterance", "speaker"],
+                    [["Hello there, how are you?", "ann"], ["Fine, thanks.", "bob"], ["See you.", "ann"]])
+    columns, labels, card = corpus_tab.inspect_file("file", str(odd))
+    assert columns["visible"] and columns["choices"] == ["utterance", "speaker"]
+    assert columns["value"] is None and "has no text column" in card and labels["value"] == NO_LABEL
+    chosen = corpus_tab.describe_choice("file", str(odd), "utterance", "speaker")
+    assert "odd.csv: 3 sentences from &#x27;utterance&#x27;, labels from &#x27;speaker&#x27; (2)" in chosen
+    built_in = corpus_tab.inspect_file("stsb", None)
+    assert built_in[0]["visible"] is False and "15,457 sentences" in built_in[2]
+    assert "Upload a corpus file" in corpus_tab.inspect_file("file", None)[2]

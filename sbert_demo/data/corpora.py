@@ -91,6 +91,26 @@ def read_corpus(path: str | Path, text_column: str | None = None, label_column: 
     return _corpus(name, parsed, label_name, tuple(header), header[text_at])
 
 
+def corpus_columns(path: str | Path) -> list[str]:
+    """A table's column names (none for .txt), so a user can choose when none is found by name."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            return list(pq.ParquetFile(path).schema_arrow.names)
+        except (pa.ArrowException, OSError):
+            return []
+    if suffix in (".csv", ".tsv"):
+        try:
+            return _text_rows(path)[0]
+        except ValueError:
+            return []
+    return []
+
+
 def _corpus(name: str, parsed: ParsedSentences, label_name: str | None, columns: tuple[str, ...],
             text_column: str | None) -> Corpus:
     labels = parsed.groups if label_name is not None else None

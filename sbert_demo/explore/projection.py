@@ -115,12 +115,10 @@ def exact_neighbours(unit: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     Euclidean distance between unit vectors is sqrt(2 - 2 cos), so scikit-learn's fast Euclidean
     brute force (a chunked matrix product) finds the cosine neighbours; d^2 / 2 is the cosine distance.
     """
-    from sklearn import config_context
     from sklearn.neighbors import NearestNeighbors
 
-    vectors = unit.astype(np.float32)
-    with config_context(working_memory=256):  # MB per chunk of the distance matrix
-        distances, indices = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(vectors).kneighbors(vectors)
+    vectors = unit.astype(np.float32)  # scikit-learn's float32 search works through the rows in chunks
+    distances, indices = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(vectors).kneighbors(vectors)
     return indices, np.clip(distances.astype(np.float32) ** 2 / 2, 0.0, 2.0)
 
 

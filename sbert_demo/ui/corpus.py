@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import NamedTuple
 
 import gradio as gr
 
-from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_SENTENCES, NO_LABEL, STSB_CORPUS, Corpus, read_corpus,
-                            stsb_corpus)
+from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_SENTENCES, NO_LABEL, STSB_CORPUS, Corpus, corpus_columns,
+                            read_corpus, stsb_corpus)
 from ..explore import plots
-from ..explore.corpus_map import (DEFAULT_K, MAX_K, SEARCH_MODES, CorpusMap, ModelMap, map_corpus,
+from ..explore.corpus_map import (DEFAULT_K, MAX_K, CorpusMap, ModelMap, map_corpus,
                                   sample_sentences, search)
 from ..explore.exploration import MAX_MODELS
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
-from .model_select import default_models, model_dropdown, picker
+from .model_select import Refresher, default_models, model_dropdown, picker
 
 SOURCES = [(f"{STSB_CORPUS} (built in)", "stsb"), ("my file", "file")]
 COLOURS = [("given labels", "labels"), ("k-means clusters", "clusters")]
@@ -49,28 +50,38 @@ def _card(corpus: Corpus) -> str:
             + (f"<ul>{notes}</ul>" if notes else "") + "</div>")
 
 
+UPLOAD_HINT = ("Upload a corpus file: .txt (one sentence per line, optionally 'label | sentence'), or .csv / .tsv / "
+               f".parquet with a text column and an optional label column; up to {MAX_CORPUS_SENTENCES:,} sentences.")
+
+
 @user_errors
 def inspect_file(source: str, path: str | None) -> list:
-    """After an upload: the columns to choose from (found ones selected) and what the file holds."""
-    if source != "file" or not path:
-        return [gr.update(visible=False), gr.update(visible=False), ""]
-    corpus = read_corpus(path)
-    if not corpus.columns:  # .txt: nothing to choose
+    """When the source or the file changes: the file's columns to choose from (the ones found by name
+    selected) and what the corpus holds, or why it cannot be read as it is."""
+    hidden = gr.update(visible=False)
+    if source != "file":
+        return [hidden, hidden, _card(load_corpus(source, None, None, None))]
+    if not path:
+        return [hidden, hidden, snippets.paragraph(UPLOAD_HINT)]
+    columns = corpus_columns(path)
+    try:
+        corpus = read_corpus(path)
+        card, text_value, label_value = _card(corpus), corpus.text_column, corpus.label_name or NO_LABEL
+    except ValueError as exc:  # e.g. no column named like text: let the user choose one
+        if not columns:
+            raise
+        card, text_value, label_value = snippets.message(str(exc), "warning"), None, NO_LABEL
+    if not columns:  # .txt: nothing to choose
         return [gr.update(visible=False, choices=[], value=None),
-                gr.update(visible=False, choices=[NONE_CHOICE], value=NO_LABEL), _card(corpus)]
-    columns = list(corpus.columns)
-    return [gr.update(visible=True, choices=columns, value=corpus.text_column),
-            gr.update(visible=True, choices=[NONE_CHOICE, *[(c, c) for c in columns]],
-                      value=corpus.label_name or NO_LABEL),
-            _card(corpus)]
+                gr.update(visible=False, choices=[NONE_CHOICE], value=NO_LABEL), card]
+    return [gr.update(visible=True, choices=columns, value=text_value),
+            gr.update(visible=True, choices=[NONE_CHOICE, *[(c, c) for c in columns]], value=label_value), card]
 
 
 @user_errors
 def describe_choice(source: str, path: str | None, text_column: str | None, label_column: str | None) -> str:
     if source == "file" and not path:
-        return snippets.paragraph("Upload a corpus file: .txt (one sentence per line, optionally "
-                                  "'label | sentence'), or .csv / .tsv / .parquet with a text column and an "
-                                  f"optional label column; up to {MAX_CORPUS_SENTENCES:,} sentences.")
+        return snippets.paragraph(UPLOAD_HINT)
     return _card(load_corpus(source, path, text_column, label_column))
 
 
@@ -201,11 +212,13 @@ def _clusters_table(result: CorpusMap) -> str:
 
 # --- layout and wiring ---------------------------------------------------------------------------
 
-class CorpusParts:
-    """The components another part of Explore sets (an upload too big for the heatmaps lands here)."""
+class CorpusParts(NamedTuple):
+    """What the rest of Explore and the links use: an upload too big for the heatmaps lands in ``source``
+    and ``file``; ``models`` is the picker's registry refresher."""
 
-    def __init__(self, source, file, models):
-        self.source, self.file, self.models = source, file, models
+    source: gr.Radio
+    file: gr.File
+    models: Refresher
 
 
 def build() -> CorpusParts:
