@@ -28,6 +28,7 @@ from sbert_demo.data.files import read_scored_pairs
 from sbert_demo.explore.exploration import MAX_SENTENCES
 from sbert_demo.models.registry import get_registry
 from sbert_demo.training import TrainingJobs, config_for
+from sbert_demo.ui import corpus as corpus_tab
 from sbert_demo.ui import explore as explore_tab
 from sbert_demo.ui import models as models_tab
 from sbert_demo.ui import sts as sts_tab
@@ -126,7 +127,7 @@ def test_two_thousand_sentences_get_a_limit_message_at_once() -> None:
     text = "\n".join(f"a sentence about cats number {i}" for i in range(2000))
     started = time.perf_counter()
     message = refused(explore_tab.run_explore, text, GLOVE, 0, "groups", "kmeans",
-                      words=("2,000 sentences", f"limit is {MAX_SENTENCES}", "STS tab"))
+                      words=("2,000 sentences", f"limit is {MAX_SENTENCES}", "Corpus map"))
     assert time.perf_counter() - started < 5, message  # refused before any model loads
 
 
@@ -236,8 +237,8 @@ def test_rerank_refuses_results_that_are_not_an_explorations(data) -> None:
     ("utf16.csv", "sentence\na cat\na dog\n".encode("utf-16"), ("utf16.csv is not UTF-8",)),
     ("pairs.csv", b"sentence1,score\na cat,1\na dog,2\n", ("no sentence column", "&#x27;sentence1&#x27;")),
     ("sheet.xlsx", b"PK\x03\x04rest", ("not a .txt, .csv or .tsv file",)),
-    ("many.txt", "\n".join(f"line {i}" for i in range(2001)).encode(), ("2,001 sentences", "limit is 2,000")),
-], ids=["empty", "blank", "png", "nul", "latin-1", "utf-16", "missing-column", "xlsx", "2001-lines"])
+    ("many.txt", "\n".join(f"line {i}" for i in range(20_001)).encode(), ("20,001 sentences", "limit is 20,000")),
+], ids=["empty", "blank", "png", "nul", "latin-1", "utf-16", "missing-column", "xlsx", "20001-lines"])
 def test_explore_upload_refuses_files_it_cannot_read(tmp_path: Path, name: str, content: bytes, words) -> None:
     refused(explore_tab.load_file, write(tmp_path / name, content), words=words)
 
@@ -245,18 +246,20 @@ def test_explore_upload_refuses_files_it_cannot_read(tmp_path: Path, name: str, 
 def test_explore_upload_with_extra_columns_and_markup_loads_as_text(tmp_path: Path) -> None:
     upload = write(tmp_path / "mine.csv", f'id,category,sentence,notes\n1,"{SCRIPT}",a cat sleeps,x\n'
                                           f'2,pets,"{IMG} a dog barks",y\n3,,stocks fell,z\n')
-    text, notes = explore_tab.load_file(upload)
+    text, notes, *_ = explore_tab.load_file(upload)
     assert text.split("\n") == [f"{SCRIPT} | a cat sleeps", f"pets | {IMG} a dog barks",
                                 "ungrouped | stocks fell"]  # a text box shows it as typed
     assert "had an empty group label" in notes and not RAW_MARKUP.search(notes)
 
 
-def test_two_thousand_uploaded_sentences_load_then_get_the_explore_limit(tmp_path: Path) -> None:
-    upload = write(tmp_path / "big.txt", "\n".join(f"topic{i % 7} | sentence number {i}" for i in range(2000)))
+def test_two_thousand_uploaded_sentences_open_in_the_corpus_map(tmp_path: Path) -> None:
+    upload = write(tmp_path / "big.txt", "\n".join(f"topic{i % 7} | {SCRIPT} sentence number {i}" for i in range(2000)))
     started = time.perf_counter()
-    text, _ = explore_tab.load_file(upload)
-    assert len(text.split("\n")) == 2000
-    refused(explore_tab.run_explore, text, GLOVE, 0, "groups", "kmeans", words=("2,000 sentences", "limit is"))
+    text, notes, source, file, tabs = explore_tab.load_file(upload)
+    assert text == gr.skip() and source == "file" and file == str(upload) and tabs["selected"] == "corpus"
+    assert "2,000 sentences" in notes and not RAW_MARKUP.search(notes)
+    _, _, card = corpus_tab.inspect_file(source, file)
+    assert "big.txt: 2,000 sentences, labels from &#x27;label&#x27; (7)" in card and not RAW_MARKUP.search(card)
     assert time.perf_counter() - started < 5
 
 
@@ -625,3 +628,20 @@ def test_a_broken_cache_folder_is_reported_once_and_exploring_still_works(tmp_pa
         data = explore_tab.run_explore(text, GLOVE, 0, "groups", "kmeans")[2]
         assert [m["key"] for m in data["models"]] == GLOVE and not data["models"][0].get("error")
     assert len(warnings) == 1 and "embedding cache" in warnings[0] and "off" in warnings[0]
+
+
+def test_markup_in_a_corpus_stays_text_everywhere_the_corpus_map_shows_it(tmp_path: Path) -> None:
+    from sbert_demo.explore.corpus_map import corpus_results
+
+    rows = "\n".join(f'"{SCRIPT} a cat number {i} sleeps","{IMG}"' if i % 2 else f'"a dog {i} barks {IMG}",pets'
+                     for i in range(40))
+    upload = write(tmp_path / "marked.csv", "text,label\n" + rows + "\n")
+    card, notes, state, data, clusters, found, *slots = corpus_tab.run_map("file", upload, None, None, GLOVE,
+                                                                           "labels", 2)
+    for html_text in (card, notes, clusters):
+        assert not RAW_MARKUP.search(html_text), html_text
+    names = [trace.name for trace in slots[1].data]
+    assert any("&lt;img" in name for name in names) and not any(RAW_MARKUP.search(name) for name in names)
+    found, *slots = corpus_tab.highlight(state, "labels", "<script>", "words")
+    assert "20 of 40 sentences match" in found and not RAW_MARKUP.search(found)
+    corpus_results.clear()

@@ -267,7 +267,9 @@ def build() -> CorpusParts:
 
     source.change(lambda s: gr.update(visible=s == "file"), source, file, queue=False, api_visibility="private",
                   show_progress="hidden")
-    action([source.change, file.change], inspect_file, [source, file], [text_column, label_column, card],
+    # source.input, not .change: an upload routed here from the sentence box sets both at once, and two
+    # answers racing could leave the older one on the card.
+    action([source.input, file.change], inspect_file, [source, file], [text_column, label_column, card],
            failures_to=card, api_visibility="private", show_progress="hidden")
     action([text_column.input, label_column.input], describe_choice, [source, file, text_column, label_column],
            card, failures_to=card, api_visibility="private", show_progress="hidden")
