@@ -339,3 +339,18 @@ def test_the_tab_lets_a_user_choose_columns_it_could_not_find(tmp_path: Path) ->
     built_in = corpus_tab.inspect_file("stsb", None)
     assert built_in[0]["visible"] is False and "15,457 sentences" in built_in[2]
     assert "Upload a corpus file" in corpus_tab.inspect_file("file", None)[2]
+
+
+def test_the_map_command_prints_cluster_words_and_writes_the_map(topics_csv: Path, tmp_path: Path, capsys) -> None:
+    from sbert_demo.cli import main
+
+    out = tmp_path / "map.json"
+    assert main(["map", "--models", "glove-6b-50d", "--file", str(topics_csv), "--k", "3", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "GloVe average (6B, 50d) (glove-6b-50d): UMAP map, 3 clusters" in printed and "c-TF-IDF" in printed
+    data = json.loads(out.read_text())
+    assert data["n"] == 18 and data["label_words"]["music"] == ["guitar", "piano", "playing", "plays"]
+    assert len(data["models"][0]["map"]["x"]) == 18 and sorted(data["models"][0]["clusters"]["words"]) == ["0", "1", "2"]
+    assert main(["map", "--models", "glove-6b-50d", "--file", str(topics_csv), "--text-column", "nope"]) == 2
+    assert "has no column 'nope'" in capsys.readouterr().err
+    corpus_results.clear()

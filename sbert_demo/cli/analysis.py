@@ -1,4 +1,4 @@
-"""``python -m sbert_demo explain`` and ``python -m sbert_demo anisotropy``."""
+"""``python -m sbert_demo explain``, ``anisotropy`` and ``map`` (a corpus map: clusters, their words, coordinates)."""
 
 from __future__ import annotations
 
@@ -83,8 +83,39 @@ def cmd_anisotropy(args: argparse.Namespace) -> int:
     return 0 if len(done) == len(results) else 1
 
 
+def cmd_map(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    from ..data.corpora import read_corpus, stsb_corpus
+    from ..explore.corpus_map import map_corpus
+
+    keys = _keys(args.models)
+    corpus = read_corpus(args.file, args.text_column, args.label_column) if args.file else stsb_corpus()
+    print(corpus.describe(), file=sys.stderr)
+    with tqdm(total=100, desc="mapping", unit="%", file=sys.stderr, dynamic_ncols=True) as bar:
+        def progress(fraction: float, what: str) -> None:
+            bar.set_description(what[:60])
+            bar.update(round(100 * fraction) - bar.n)
+
+        result = map_corpus(corpus, keys, args.k, progress=progress)
+        bar.update(100 - bar.n)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for model in result.succeeded:
+        labels = model.clustering.labels
+        silhouette = "" if model.clustering.silhouette is None else f", silhouette {model.clustering.silhouette:.3f}"
+        ari = "" if model.agreement is None else f", ARI vs labels {model.agreement:.3f}"
+        print(f"\n{model.label} ({model.key}): {model.method} map, {model.clustering.k} clusters{silhouette}{ari}, "
+              f"{model.seconds:.1f} s, {model.runtime}")
+        rows = [[cluster, int((labels == cluster).sum()), ", ".join(model.cluster_words.get(cluster, ()))]
+                for cluster in sorted(set(labels.tolist()), key=lambda c: -(labels == c).sum())]
+        print(format_table(["cluster", "sentences", "distinctive words (c-TF-IDF)"], rows))
+    _write_json(args.json, result.as_json())
+    return 0 if len(result.succeeded) == len(result.models) else 1
+
+
 def add_parsers(commands: argparse._SubParsersAction) -> None:
-    """Add ``explain`` and ``anisotropy`` to ``python -m sbert_demo``."""
+    """Add ``explain``, ``anisotropy`` and ``map`` to ``python -m sbert_demo``."""
     explain = commands.add_parser("explain", help="which token pairs make two sentences similar (exact for "
                                                   "mean and max pooling)")
     explain.add_argument("--models", required=True, help="comma-separated registry keys (up to 4)")
@@ -99,3 +130,13 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     cone.add_argument("--split", choices=["train", "dev", "test"], default="train")
     cone.add_argument("--json", help="write results as JSON to this file")
     cone.set_defaults(run=cmd_anisotropy)
+
+    corpus = commands.add_parser("map", help="a corpus map (up to 20,000 sentences): k-means clusters and their "
+                                             "words, 2-D coordinates as JSON")
+    corpus.add_argument("--models", required=True, help="comma-separated registry keys (up to 4)")
+    corpus.add_argument("--file", help=".txt, .csv, .tsv or .parquet corpus (default: the STSb sentences)")
+    corpus.add_argument("--text-column", help="the text column (default: found by name)")
+    corpus.add_argument("--label-column", help="the label column (default: found by name; '' for none)")
+    corpus.add_argument("--k", type=int, default=12, help="k-means clusters (2-40, default 12)")
+    corpus.add_argument("--json", help="write coordinates, clusters and words as JSON to this file")
+    corpus.set_defaults(run=cmd_map)
