@@ -175,6 +175,18 @@ def test_explore_tab(page) -> None:
     page.wait_for_function("[...document.querySelectorAll('.ranking')].every(e => "
                            "e.innerText.includes('Query: 9. Will it rain tomorrow?'))")
     shoot(page, "explore.png")
+    name, content = download(page, ".heatmap .svg-download")
+    assert name.endswith("_cosine_similarity.svg") and content.lstrip().startswith(b"<svg"), name
+    name, content = download(page, '.heatmap .modebar-btn[data-title^="Download plot"]')
+    assert name.endswith(".png") and content.startswith(b"\x89PNG"), name  # the camera still gives PNG
+
+
+def download(page, selector: str) -> tuple[str, bytes]:
+    """Click a figure toolbar button (shown on hover; clicked directly) and return the downloaded file."""
+    page.wait_for_selector(selector, state="attached")
+    with page.expect_download(timeout=30_000) as started:
+        page.eval_on_selector(selector, "button => button.click()")
+    return started.value.suggested_filename, Path(started.value.path()).read_bytes()
 
 
 def test_corpus_map_from_an_upload(page, tmp_path: Path) -> None:
@@ -212,6 +224,8 @@ def test_corpus_map_from_an_upload(page, tmp_path: Path) -> None:
                            ".every(t => t.name.startsWith('cluster') || t.name.startsWith('matches'))")
     assert plot_traces(page, ".corpus-map") == [12 + 1]  # twelve clusters and the matches still on top
     shoot(page, "corpus-map.png")
+    name, content = download(page, ".corpus-map .svg-download")  # a WebGL figure exports too
+    assert name.endswith("_UMAP_map.svg") and content.lstrip().startswith(b"<svg") and len(content) > 10_000
 
 
 def test_explore_upload_fills_the_text_box(page, tmp_path: Path) -> None:

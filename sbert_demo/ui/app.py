@@ -14,7 +14,7 @@ import threading
 
 import gradio as gr
 
-from . import explore, models, sts, talk, why
+from . import explore, figure_export, models, sts, talk, why
 from .links import TabParts
 from .model_select import Refresher, keep_in_sync
 from .sharing import wire_links
@@ -109,7 +109,8 @@ def theme() -> gr.themes.Base:
 
 def launch_options() -> dict:
     """Keyword arguments for ``Blocks.launch`` (Gradio 6 takes theme and CSS there)."""
-    return {"theme": theme(), "css": CSS + talk.CSS, "js": talk.JS, "max_file_size": MAX_FILE_SIZE}
+    page_js = f"() => {{ ({talk.JS})(); ({figure_export.JS})(); }}"  # Gradio runs one function on load
+    return {"theme": theme(), "css": CSS + talk.CSS, "js": page_js, "max_file_size": MAX_FILE_SIZE}
 
 
 def configure_queue(demo: gr.Blocks) -> gr.Blocks:

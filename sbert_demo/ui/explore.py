@@ -279,7 +279,7 @@ def build_tab() -> TabParts:
             with gr.Accordion("Export the embeddings", open=False, elem_id="explore-export-box"):
                 gr.Markdown("Per model: `.npy` (the matrix), `.csv` (sentence, group, dimensions) and the two files "
                             "[projector.tensorflow.org](https://projector.tensorflow.org) loads (`vectors.tsv`, "
-                            "`metadata.tsv`). Figures download as PNG from their toolbar (camera icon).",
+                            "`metadata.tsv`). Figures download from their toolbar as PNG (camera) or SVG.",
                             elem_classes="muted")
                 with gr.Row(equal_height=True):
                     export = gr.Button("Export embeddings", scale=0, min_width=200, elem_id="explore-export")
