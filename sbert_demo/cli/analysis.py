@@ -102,13 +102,12 @@ def cmd_map(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     for model in result.succeeded:
-        labels = model.clustering.labels
         silhouette = "" if model.clustering.silhouette is None else f", silhouette {model.clustering.silhouette:.3f}"
         ari = "" if model.agreement is None else f", ARI vs labels {model.agreement:.3f}"
         print(f"\n{model.label} ({model.key}): {model.method} map, {model.clustering.k} clusters{silhouette}{ari}, "
               f"{model.seconds:.1f} s, {model.runtime}")
-        rows = [[cluster, int((labels == cluster).sum()), ", ".join(model.cluster_words.get(cluster, ()))]
-                for cluster in sorted(set(labels.tolist()), key=lambda c: -(labels == c).sum())]
+        rows = [[cluster, size, ", ".join(model.cluster_words.get(cluster, ()))]
+                for cluster, size in model.clusters_by_size()]
         print(format_table(["cluster", "sentences", "distinctive words (c-TF-IDF)"], rows))
     _write_json(args.json, result.as_json())
     return 0 if len(result.succeeded) == len(result.models) else 1

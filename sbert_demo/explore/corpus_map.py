@@ -21,7 +21,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -31,6 +30,7 @@ import numpy as np
 
 from ..data.corpora import Corpus
 from ..encoding.encoder import encode
+from ..encoding.fixes import collection_id
 from ..models.entries import ModelEntry
 from ..models.registry import Registry, get_registry
 from .cluster_words import distinctive_words
@@ -63,6 +63,11 @@ class ModelMap:
     cached: bool = False  # every embedding came from the persistent cache
     runtime: str = ""
     notes: tuple[str, ...] = ()
+
+    def clusters_by_size(self) -> list[tuple[int, int]]:
+        """``(cluster, number of sentences)``, largest first (ties: lower cluster number first)."""
+        clusters, counts = np.unique(self.clustering.labels, return_counts=True)
+        return [(int(clusters[i]), int(counts[i])) for i in np.argsort(-counts, kind="stable")]
 
 
 @dataclass(frozen=True)
@@ -99,13 +104,6 @@ class CorpusMap:
                 "k": self.k, "corpus_notes": self.corpus.notes, "notes": self.notes, "models": models}
 
 
-def corpus_id(sentences: Sequence[str]) -> str:
-    digest = hashlib.sha256()
-    for sentence in sentences:
-        digest.update(sentence.encode("utf-8", "surrogatepass") + b"\0")
-    return digest.hexdigest()[:32]
-
-
 def check_k(k: object) -> int:
     if isinstance(k, float) and k.is_integer():
         k = int(k)
@@ -122,7 +120,7 @@ def map_corpus(corpus: Corpus, model_keys: Sequence[str], k: int = DEFAULT_K, re
         raise ValueError(f"A map needs at least three sentences; {corpus.name} has {len(corpus)}.")
     k = check_k(k)
     registry = registry or get_registry()
-    identity = corpus_id(corpus.sentences)
+    identity = collection_id(corpus.sentences)
     models, notes = per_model(keys, lambda key, step: _map_one(key, corpus, identity, k, registry, step), progress)
     label_words = None if corpus.labels is None else _label_words(identity, tuple(corpus.labels), corpus.sentences)
     return CorpusMap(corpus, k, models, label_words, notes)
@@ -147,7 +145,8 @@ def _map_one(key: str, corpus: Corpus, identity: str, k: int, registry: Registry
                             lambda entry, why: ModelMap(entry.key, entry.label, entry.family, error=why))
 
 
-def _compute_map(entry: ModelEntry, corpus: Corpus, k: int, registry: Registry, step: Progress, started: float) -> ModelMap:
+def _compute_map(entry: ModelEntry, corpus: Corpus, k: int, registry: Registry, step: Progress,
+                 started: float) -> ModelMap:
     n = len(corpus)
     step(0.0, f"{entry.label}: encoding {n:,} sentences")
     try:
@@ -231,7 +230,7 @@ def search(result: CorpusMap, query: str, mode: str = "words",
         return found
     for m in result.succeeded:
         matches, scores = meaning_matches(m.key, sentences, query, registry=registry)
-        lowest = f"; the {len(matches)}th has cosine {scores[-1]:.2f}" if len(scores) else ""
+        lowest = f"; the last of them has cosine {scores[-1]:.2f}" if len(scores) else ""
         found[m.key] = (matches, f"The {len(matches)} sentences {m.label} puts closest to "
                                  f"\u201c{query}\u201d{lowest}.")
     return found

@@ -19,8 +19,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 

@@ -39,6 +39,7 @@ def map_key(unit: np.ndarray, map_settings: str) -> str:
 class MapCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        # One lock per key, never removed: a lock dropped while held would let a second layout start.
         self._building: dict[str, threading.Lock] = {}
 
     @staticmethod
@@ -56,8 +57,6 @@ class MapCache:
             if coords is None:
                 coords = build()
                 self._write(key, coords)
-        with self._lock:
-            self._building.pop(key, None)
         return coords
 
     def _read(self, key: str, n: int) -> np.ndarray | None:

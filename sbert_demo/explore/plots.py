@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -242,9 +243,7 @@ def corpus_scatter(
     words = words or {}
     numeric = all(isinstance(label, (int, np.integer)) for label in labels)
     keys = [int(label) if numeric else str(label) for label in labels]
-    sizes: dict = {}
-    for key in keys:
-        sizes[key] = sizes.get(key, 0) + 1
+    sizes = Counter(keys)
     ordered = sorted(sizes, key=lambda c: (-sizes[c], c)) if not numeric else sorted(sizes, key=lambda c: (c == -1, c))
     shown = ordered if len(ordered) <= MAX_CATEGORIES else ordered[:MAX_CATEGORIES - 1]
     colour_of = {c: (NOISE_COLOR if c == -1 else CATEGORY_COLORS[i % len(CATEGORY_COLORS)])
@@ -254,9 +253,6 @@ def corpus_scatter(
     for i, key in enumerate(keys):
         (members[key] if key in members else rest).append(i)
     hover = _hover_texts(tuple(sentences))
-    marked = np.zeros(n, dtype=bool)
-    if highlight is not None:
-        marked[np.asarray(list(highlight), dtype=np.int64)] = True
     faded = highlight is not None
     size = 4 if n > 5000 else 6 if n > 1000 else 8
     fig = go.Figure()
@@ -271,7 +267,7 @@ def corpus_scatter(
             hovertemplate="%{customdata[0]}<br><i>%{customdata[1]}</i><extra></extra>",
         ))
     if highlight is not None:
-        index = np.flatnonzero(marked)
+        index = np.unique(np.asarray(list(highlight), dtype=np.int64))  # in order, each once
         fig.add_trace(go.Scattergl(
             x=coords[index, 0], y=coords[index, 1], mode="markers", name=escape(highlight_name),
             marker=dict(size=size + 5, color="#D81B60", opacity=0.95, line=dict(width=1, color="black")),

@@ -63,11 +63,12 @@ def inspect_file(source: str, path: str | None) -> list:
         return [hidden, hidden, _card(load_corpus(source, None, None, None))]
     if not path:
         return [hidden, hidden, snippets.paragraph(UPLOAD_HINT)]
-    columns = corpus_columns(path)
     try:
         corpus = read_corpus(path)
-        card, text_value, label_value = _card(corpus), corpus.text_column, corpus.label_name or NO_LABEL
+        columns, card = list(corpus.columns), _card(corpus)
+        text_value, label_value = corpus.text_column, corpus.label_name or NO_LABEL
     except ValueError as exc:  # e.g. no column named like text: let the user choose one
+        columns = corpus_columns(path)
         if not columns:
             raise
         card, text_value, label_value = snippets.message(str(exc), "warning"), None, NO_LABEL
@@ -90,8 +91,7 @@ def run_map(source: str, path: str | None, text_column: str | None, label_column
             model_keys: list[str], colour_by: str, k: float, progress=gr.Progress()) -> list:
     progress(0.0, desc="Reading the corpus")
     corpus = load_corpus(source, path, text_column, label_column)
-    result = map_corpus(corpus, model_keys or [], int(k) if isinstance(k, (int, float)) else k,
-                        progress=lambda fraction, what: progress(fraction, desc=what))
+    result = map_corpus(corpus, model_keys or [], k, progress=lambda fraction, what: progress(fraction, desc=what))
     warn_once_about_the_cache()
     progress(0.98, desc="Drawing the maps")
     return [_card(corpus), snippets.notes_box(result.notes) if result.notes else "", result,
@@ -103,11 +103,7 @@ def recolour(result: CorpusMap | None, colour_by: str, query: str | None = None,
     """Redraw in the other colouring; the search's matches, if any, stay on top."""
     if not isinstance(result, CorpusMap):
         return [gr.skip()] * (SLOT_OUTPUTS * MAX_MODELS)
-    query = (query or "").strip()
-    if not query:
-        return _slots(result, colour_by)
-    found = search(result, query, mode)
-    return _slots(result, colour_by, {key: matches for key, (matches, _) in found.items()}, query)
+    return _searched_slots(result, colour_by, query, mode)[1]
 
 
 @user_errors
@@ -115,10 +111,9 @@ def highlight(result: CorpusMap | None, colour_by: str, query: str, mode: str) -
     """Redraw the maps with the search's matches on top (an empty search clears the highlight)."""
     if not isinstance(result, CorpusMap):
         raise ValueError("Map a corpus first, then search it.")
-    query = (query or "").strip()
-    if not query:
-        return ["", *_slots(result, colour_by)]
-    found = search(result, query, mode)
+    found, slots = _searched_slots(result, colour_by, query, mode)
+    if not found:
+        return ["", *slots]
     sentences = result.corpus.sentences
     shown = result.succeeded[:1] if mode == "words" else result.succeeded  # words match the same everywhere
     lines = []
@@ -128,8 +123,16 @@ def highlight(result: CorpusMap | None, colour_by: str, query: str, mode: str) -
         head = "" if mode == "words" else f"<strong>{html.escape(model.label)}</strong>: "
         lines.append(f"<div><p>{head}{html.escape(sentence)}</p>" + (f"<ul>{examples}</ul>" if examples else "")
                      + "</div>")
-    return [f'<div class="search-results">{"".join(lines)}</div>',
-            *_slots(result, colour_by, {key: matches for key, (matches, _) in found.items()}, query)]
+    return [f'<div class="search-results">{"".join(lines)}</div>', *slots]
+
+
+def _searched_slots(result: CorpusMap, colour_by: str, query: str | None, mode: str) -> tuple[dict, list]:
+    """The search's findings per model ({} for an empty search) and the slots drawn with its matches on top."""
+    query = (query or "").strip()
+    if not query:
+        return {}, _slots(result, colour_by)
+    found = search(result, query, mode)
+    return found, _slots(result, colour_by, {key: matches for key, (matches, _) in found.items()}, query)
 
 
 def _initial_card() -> str:
@@ -190,13 +193,12 @@ def _clusters_table(result: CorpusMap) -> str:
     """Per model, each cluster's size, its words and the sentences nearest its middle on the map."""
     blocks = []
     for model in result.succeeded:
-        labels = model.clustering.labels
         rows = []
-        for cluster in sorted(set(labels.tolist()), key=lambda c: -(labels == c).sum()):
+        for cluster, size in model.clusters_by_size():
             words = ", ".join(model.cluster_words.get(cluster, ())) or "–"
             examples = "<br>".join(html.escape(snippets.shorten(s, 110))
                                    for s in sample_sentences(result, model, cluster))
-            rows.append(f"<tr><td>{cluster}</td><td>{int((labels == cluster).sum()):,}</td>"
+            rows.append(f"<tr><td>{cluster}</td><td>{size:,}</td>"
                         f"<td><strong>{html.escape(words)}</strong></td><td>{examples}</td></tr>")
         blocks.append(f"<h4>{html.escape(model.label)}</h4><table class='clusters-table'><thead><tr><th>cluster</th>"
                       f"<th>sentences</th><th>distinctive words (c-TF-IDF)</th><th>near its middle</th></tr></thead>"
