@@ -207,6 +207,23 @@ def test_the_map_cache_keys_on_vectors_and_settings(isolated) -> None:
     assert len(built) == 4 and len(list((isolated.cache_dir / "maps").glob("*.npz"))) == 3  # < 1,000: not kept
 
 
+def test_the_map_key_does_not_import_umap_before_its_compile_cache_is_set() -> None:
+    """Importing umap before numba_cache.enable() put umap's own cached kernels in site-packages."""
+    import subprocess
+    import sys
+
+    script = ("import sys, numpy as np\n"
+              "from sbert_demo.explore import projection\n"
+              "key = projection._map_settings(np.zeros((5000, 4)), 7)\n"
+              "print(key, 'umap' in sys.modules, 'numba' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    from importlib.metadata import version
+
+    assert run.stdout.split() == [f"umap-{version('umap-learn')}|n_neighbors=15|min_dist=0.1|cosine|random_state=7|"
+                                  "neighbours=exact", "False", "False"], run.stderr
+
+
 def test_kmeans_for_a_corpus_finds_separated_groups() -> None:
     from sklearn.metrics import adjusted_rand_score
 

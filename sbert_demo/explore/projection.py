@@ -103,10 +103,12 @@ def _pca_2d(unit: np.ndarray) -> np.ndarray:
 
 def _map_settings(unit: np.ndarray, random_state: int) -> str:
     """Everything besides the vectors that decides a map, for the map cache's key."""
-    import umap
+    # The version from the package metadata: importing umap here, before numba_cache.enable() has
+    # pointed numba's cache at our folder, would put umap's own cache=True kernels in site-packages.
+    from importlib.metadata import version
 
     neighbours = "exact" if unit.shape[0] >= EXACT_KNN_MIN else "umap"
-    return (f"umap-{umap.__version__}|n_neighbors={min(UMAP_NEIGHBOURS, unit.shape[0] - 1)}|min_dist=0.1|"
+    return (f"umap-{version('umap-learn')}|n_neighbors={min(UMAP_NEIGHBOURS, unit.shape[0] - 1)}|min_dist=0.1|"
             f"cosine|random_state={random_state}|neighbours={neighbours}")
 
 
