@@ -276,7 +276,7 @@ def test_precision_is_part_of_the_key(tiny_sbert_in_models) -> None:
     from sbert_demo.encoding.devices import Hardware, choose
 
     assert encoder.cache_key("id", choose(Hardware(), "cpu", "bf16")) == "id|torch|bf16|cpu"
-    assert encoder.cache_key("id", choose(Hardware(onnx=True), "cpu", "int8")) == "id|onnx|int8|cpu"
+    assert encoder.cache_key("id", choose(Hardware(onnx=True), "cpu", "int8")) == "id|onnx|int8-2|cpu"  # with the recipe version
 
 
 # --- cache robustness ------------------------------------------------------------------------------

@@ -138,6 +138,95 @@ def test_int8_is_checked_against_pytorch(plain_sbert, tiny_bert, tmp_path):
     assert OnnxEncoder(folder).size_mb < OnnxEncoder(tmp_path / "onnx" / "tiny" / "fp32").size_mb
 
 
+def test_down_projections_are_found_fused_or_not(plain_sbert, tiny_bert, tmp_path):
+    """The feed-forward down-projections (hidden 64 -> 32, one per layer) are told apart from the
+    other weight matrices in the fused graph and in the plain exported one (unfused GELU: Erf)."""
+    import onnx
+
+    model = plain_sbert(tiny_bert, "mean", cached=False)
+    folder = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", lambda: model)
+    fused = onnx.load(str(folder / onnx_export.GRAPH))
+    plain_folder = tmp_path / "plain"
+    plain_folder.mkdir()
+    with pytest.MonkeyPatch.context() as patch:  # the graph as exported, before the optimiser fuses it
+        patch.setattr("onnxruntime.transformers.optimizer.optimize_model",
+                      lambda *args, **kwargs: (_ for _ in ()).throw(RuntimeError("no fusion in this test")))
+        onnx_export._export_fp32(model, plain_folder, lambda message: None)
+    plain = onnx.load(str(plain_folder / onnx_export.GRAPH))
+    assert "Erf" in {node.op_type for node in plain.graph.node}
+    for graph in (fused.graph, plain.graph):
+        shapes = {t.name: list(t.dims) for t in graph.initializer}
+        weights = {n.name: shapes[n.input[1]] for n in graph.node if n.op_type == "MatMul" and n.input[1] in shapes}
+        every, down = onnx_export._weight_matmuls(graph)
+        assert len(down) == 2 and all(weights[name] == [64, 32] for name in down)
+        assert sorted(every) == sorted(weights) and len(every) > len(down)
+
+
+@pytest.mark.parametrize("failures, variant, kept", [
+    (1, "keep-outlier-down-projections", 1),  # the one down-projection with outlier inputs stays fp32
+    (2, "keep-down-projections", 2),  # that is not enough: all of them stay fp32
+])
+def test_int8_keeps_down_projections_in_fp32_when_the_full_variant_fails(plain_sbert, tiny_bert, tmp_path,
+                                                                         monkeypatch, failures, variant, kept):
+    import onnx
+
+    model = plain_sbert(tiny_bert, "mean", cached=False)
+    checked = []
+    real_check = onnx_export._check
+
+    def check(model, folder, precision):
+        checked.append(precision)
+        if precision == "int8" and checked.count("int8") <= failures:
+            raise onnx_export.ExportError("its int8 similarities differ (failing on purpose in this test)")
+        return real_check(model, folder, precision)
+
+    def largest(source, graph, names):  # the first layer's down-projection sees outliers
+        return {name: 100.0 if "layer.0/" in name else 1.0 for name in names}
+
+    monkeypatch.setattr(onnx_export, "_check", check)
+    monkeypatch.setattr(onnx_export, "_largest_inputs", largest)
+    monkeypatch.setattr(onnx_export, "MAX_PAIR_DRIFT", {"fp32": 0.001, "int8": 2.0})  # a random tiny model
+    folder = onnx_export.ensure_artefact(tmp_path, "tiny", "int8", lambda: model)
+    assert checked == ["fp32"] + ["int8"] * (failures + 1)
+    assert json.loads((folder / onnx_export.MANIFEST).read_text())["int8_variant"] == variant
+    graph = onnx.load(str(folder / onnx_export.GRAPH)).graph
+    shapes = {t.name: list(t.dims) for t in graph.initializer}
+    float_matmuls = [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in shapes]
+    assert [shapes[n.input[1]] for n in float_matmuls] == [[64, 32]] * kept  # only down-projections stayed float
+    assert kept == 2 or "layer.0/" in float_matmuls[0].name
+    assert any(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul") for n in graph.node)
+    vectors, _ = OnnxEncoder(folder).embed(TEXTS)
+    reference = model.encode(TEXTS, normalize_embeddings=True)
+    assert np.min(np.sum(vectors * reference, axis=1)) > 0.9
+
+
+def test_largest_down_projection_inputs_match_pytorch(plain_sbert, tiny_bert, tmp_path):
+    """The calibration reads the GELU outputs of real tokens: the same maxima as PyTorch's hooks give."""
+    import onnx
+    import torch
+
+    model = plain_sbert(tiny_bert, "mean", cached=False)
+    folder = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", lambda: model)
+    graph = onnx.load(str(folder / onnx_export.GRAPH), load_external_data=False).graph
+    _, down = onnx_export._weight_matmuls(graph)
+    got = onnx_export._largest_inputs(folder, graph, down)
+    bert = model[0].auto_model
+    seen = {}
+    hooks = [layer.intermediate.register_forward_hook(lambda module, args, out, i=i: seen.__setitem__(i, out))
+             for i, layer in enumerate(bert.encoder.layer)]
+    features = model.preprocess(list(onnx_export.PROBES))
+    with torch.no_grad():
+        bert(input_ids=features["input_ids"], attention_mask=features["attention_mask"])
+    for hook in hooks:
+        hook.remove()
+    mask = features["attention_mask"].bool()
+    expected = {i: float(out[mask].abs().max()) for i, out in seen.items()}
+    assert sorted(got) == sorted(down)
+    for name, value in got.items():
+        layer = int(name.split("layer.")[1].split("/")[0])
+        assert value == pytest.approx(expected[layer], rel=1e-4)
+
+
 def test_failed_export_falls_back_to_pytorch_once(tiny_sbert_in_models, onnx_auto, monkeypatch, caplog, plain_sbert,
                                                   tiny_bert):
     def broken(*args, **kwargs):

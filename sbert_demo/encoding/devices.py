@@ -63,7 +63,12 @@ class DeviceChoice:
 
     @property
     def cache_tag(self) -> str:
-        """The part of an embedding-cache key that says how vectors were computed."""
+        """The part of an embedding-cache key that says how vectors were computed (for ONNX int8 also
+        the quantisation recipe's version: a new recipe gives other vectors)."""
+        if self.backend == "onnx" and self.precision == "int8":
+            from .onnx_export import FORMATS
+
+            return f"onnx|int8-{FORMATS['int8']}|{self.device}"
         return f"{self.backend}|{self.precision}|{self.device}"
 
     @property

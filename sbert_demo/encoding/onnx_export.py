@@ -9,13 +9,19 @@ is small, so it is done here with the libraries underneath it:
 2. ONNX Runtime's transformer optimiser (fused attention, SkipLayerNorm, BiasGelu), used as
    Optimum uses it; this is the **fp32** artefact: lossless (same Spearman as PyTorch fp32 to 0.01);
 3. for **int8**, ONNX Runtime's dynamic quantisation (int8 weights per output channel, activations
-   quantised per call): first of every weight matrix; if that fails the check below, only of the
-   matrices whose input does not come straight from a layer norm. Layer-norm outputs of some
-   models carry a few huge "outlier" dimensions that one int8 scale per tensor cannot hold: for
-   mpnet, quantising everything drops STSb dev Spearman from 88 to 17, quantising the attention
-   output and feed-forward output matrices only keeps it within 0.1 (and 1.8x faster than
-   PyTorch fp32 on an AVX2 CPU). MiniLM takes the first, full, variant. (ONNX Runtime's block-wise
-   ``MatMulNBits`` 8-bit weights keep mpnet accurate too, but are no faster than fp32 on AVX2.)
+   quantised per call) of every weight matrix. Weights use 7 of their 8 bits (``reduce_range``): on
+   x86 CPUs without VNNI (AVX2, plain AVX-512) ONNX Runtime multiplies uint8 activations by int8
+   weights with ``VPMADDUBSW``, whose 16-bit sums saturate, as its documentation warns. Measured on
+   an AVX2 EPYC: with 8-bit weights mpnet's STSb dev Spearman fell from 88 to 19, with 7-bit weights
+   it stays within 0.2, and MiniLM's went from 86.51 to 86.72 (= fp32), at the same speed. If that
+   fails the check below, the feed-forward **down-projections** (the matrices fed by the activation
+   function) stay in fp32: their inputs carry per-token outliers that one scale per tensor cannot
+   hold (mpnet: vectors within cosine 0.92 of fp32 when only these are quantised, 0.999 for the
+   others). Only those whose input reaches far beyond the others' (:data:`OUTLIER_FACTOR`, measured
+   on the probe sentences) are kept first; if that still fails the check, all of them. mpnet takes
+   the second variant (5 of its 12 down-projections in fp32), MiniLM the first.
+   (SmoothQuant-style per-channel scaling of those inputs did not help; ``MatMulNBits`` 8-bit weights
+   keep mpnet accurate but are no faster than fp32 on AVX2.)
 
 Each artefact lives in ``<cache>/onnx/<model identity>/<precision>/`` with the tokenizer files and a
 ``manifest.json`` (sizes and sha256 of the graph, the check below, versions). It is built in a
@@ -47,7 +53,7 @@ logger = logging.getLogger(__name__)
 
 from .onnx_encoder import GRAPH, MANIFEST, OnnxEncoder
 
-FORMAT = "1"  # bump when the export recipe changes: older artefacts are rebuilt
+FORMATS = {"fp32": "1", "int8": "2"}  # bump one when its recipe changes: older artefacts (and refusals) are redone
 MIN_COSINE = {"fp32": 0.9999}  # each probe's vector against PyTorch fp32's
 MAX_PAIR_DRIFT = {"fp32": 0.001, "int8": 0.06}  # largest change of any pairwise cosine between probes
 PROBES = (
@@ -89,7 +95,7 @@ def read_manifest(folder: Path) -> dict | None:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         graph = folder / GRAPH
         stat = graph.stat()
-        if manifest.get("format") != FORMAT or stat.st_size != manifest["graph_bytes"]:
+        if manifest.get("format") != FORMATS.get(manifest.get("precision")) or stat.st_size != manifest["graph_bytes"]:
             return None
         # The checksum is read when the file is not exactly as written (size and modification time);
         # hashing mpnet's 420 MB graph at every start would cost a second or two.
@@ -104,14 +110,14 @@ def _refusal(final: Path) -> str | None:
     """Why this artefact was refused by its check earlier (same recipe), or None."""
     try:
         marker = json.loads(final.with_name(f"{final.name}.refused.json").read_text(encoding="utf-8"))
-        return marker["reason"] if marker.get("format") == FORMAT else None
+        return marker["reason"] if marker.get("format") == FORMATS.get(final.name) else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def _refuse(final: Path, reason: str) -> None:
     try:
-        final.with_name(f"{final.name}.refused.json").write_text(json.dumps({"format": FORMAT, "reason": reason}),
+        final.with_name(f"{final.name}.refused.json").write_text(json.dumps({"format": FORMATS.get(final.name), "reason": reason}),
                                                                  encoding="utf-8")
     except OSError:
         pass
@@ -190,40 +196,83 @@ def _export_fp32(model: Any, folder: Path, notify: Notify) -> None:
     tokenizer.save_pretrained(str(folder))
 
 
-_NORMS = {"LayerNormalization", "SkipLayerNormalization", "EmbedLayerNormalization", "SimplifiedLayerNormalization"}
+_ACTIVATIONS = {"Gelu", "BiasGelu", "FastGelu", "QuickGelu", "Relu", "Erf", "Tanh", "Sigmoid"}
 _PASS_THROUGH = {"Reshape", "Transpose", "Cast", "Identity", "Squeeze", "Unsqueeze"}
+INT8_VARIANTS = {"all": "every weight matrix in int8",
+                 "keep-outlier-down-projections": "down-projections with outlier inputs kept in fp32",
+                 "keep-down-projections": "feed-forward down-projections kept in fp32"}
+# A down-projection stays in fp32 when its input reaches more than this many times the median of the
+# other down-projections' largest inputs (on the probe sentences). mpnet: layers 6-10 reach 56-97,
+# the others 5-30 (median 16-23); quantising one of layers 6-10 alone moves probe similarities by up to
+# 0.06-0.10, one of the others by at most 0.03.
+OUTLIER_FACTOR = 2.0
 
 
 def _weight_matmuls(graph) -> tuple[list[str], list[str]]:
-    """Names of the MatMuls with a constant weight: all of them, and those not fed by a layer norm."""
+    """Names of the MatMuls with a constant weight: all of them, and the feed-forward down-projections
+    among them (fed by the activation function: a fused GELU, or the Erf/Tanh of an unfused one)."""
     constants = {tensor.name for tensor in graph.initializer}
     producer = {output: node for node in graph.node for output in node.output}
 
-    def from_norm(name: str) -> bool:
+    def from_activation(name: str, depth: int = 0) -> bool:
         node = producer.get(name)
         while node is not None and node.op_type in _PASS_THROUGH:
             node = producer.get(node.input[0])
-        return node is not None and node.op_type in _NORMS
+        if node is None or depth > 3:
+            return False
+        if node.op_type in _ACTIVATIONS:
+            return True
+        # an unfused GELU ends in Mul/Add nodes around its Erf or Tanh: x * 0.5 * (1 + erf(x / sqrt 2))
+        return node.op_type in ("Mul", "Add", "Div") and any(from_activation(i, depth + 1) for i in node.input)
 
     weighted = [n for n in graph.node if n.op_type == "MatMul" and len(n.input) == 2 and n.input[1] in constants]
-    return [n.name for n in weighted], [n.name for n in weighted if not from_norm(n.input[0])]
+    return [n.name for n in weighted], [n.name for n in weighted if from_activation(n.input[0])]
 
 
-def _quantise_int8(source: Path, folder: Path, notify: Notify, only_unnormed: bool = False) -> None:
+def _largest_inputs(source: Path, graph, names: list[str]) -> dict[str, float]:
+    """The largest |value| of each named MatMul's input over the real tokens of the probe sentences."""
+    import onnx
+    import onnxruntime as ort
+    from transformers import AutoTokenizer
+
+    inputs = {node.name: node.input[0] for node in graph.node if node.name in names}
+    model = onnx.load(str(source / GRAPH))
+    for tensor in dict.fromkeys(inputs.values()):
+        model.graph.output.append(onnx.helper.make_tensor_value_info(tensor, onnx.TensorProto.FLOAT, None))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
+    batch = AutoTokenizer.from_pretrained(str(source))(list(PROBES), truncation=True, padding=True, return_tensors="np",
+                                                        max_length=manifest["max_seq_length"])
+    mask = batch["attention_mask"].astype(bool)
+    tensors = list(dict.fromkeys(inputs.values()))
+    values = session.run(tensors, {"input_ids": batch["input_ids"].astype(np.int64),
+                                   "attention_mask": batch["attention_mask"].astype(np.int64)})
+    largest = {tensor: float(np.abs(value[mask]).max()) for tensor, value in zip(tensors, values)}
+    return {name: largest[tensor] for name, tensor in inputs.items()}
+
+
+def _quantise_int8(source: Path, folder: Path, notify: Notify, variant: str = "all") -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    notify("quantising the weights to int8" + (" (layers without outliers)" if only_unnormed else ""))
-    every, unnormed = _weight_matmuls(onnx.load(str(source / GRAPH), load_external_data=False).graph)
-    chosen = unnormed if only_unnormed else every
-    if not chosen:
+    notify(f"quantising to int8 ({INT8_VARIANTS[variant]})")
+    graph = onnx.load(str(source / GRAPH), load_external_data=False).graph
+    every, down = _weight_matmuls(graph)
+    kept = down if variant == "keep-down-projections" else []
+    if variant == "keep-outlier-down-projections" and down:
+        largest = _largest_inputs(source, graph, down)
+        kept = [name for name in down if len(down) > 1 and largest[name] > OUTLIER_FACTOR * float(
+            np.median([value for other, value in largest.items() if other != name]))]
+        if not kept:
+            raise ExportError("none of its down-projections has outlier inputs")
+    if not [name for name in every if name not in kept]:
         raise ExportError("it has no weight matrix that int8 can hold")
     logging.disable(logging.WARNING)  # the quantiser logs a pre-processing hint and every node
     try:
         quantize_dynamic(str(source / GRAPH), str(folder / GRAPH), weight_type=QuantType.QInt8, per_channel=True,
+                         reduce_range=True,  # 7-bit weights: no VPMADDUBSW saturation (module docstring)
                          # fused Attention nodes hold the Q/K/V projection of models the optimiser fuses (MiniLM)
-                         op_types_to_quantize=["MatMul"] if only_unnormed else ["MatMul", "Attention"],
-                         nodes_to_exclude=[n for n in every if n not in chosen],
+                         op_types_to_quantize=["MatMul", "Attention"], nodes_to_exclude=kept,
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT, "MatMulConstBOnly": True})
     finally:
         logging.disable(logging.NOTSET)
@@ -247,12 +296,14 @@ def _check(model: Any, folder: Path, precision: str) -> float:
     return drift
 
 
-def _write_manifest(model: Any, folder: Path, precision: str, lowest: float | None, seconds: float) -> None:
+def _write_manifest(model: Any, folder: Path, precision: str, lowest: float | None, seconds: float,
+                    variant: str | None = None) -> None:
     import onnxruntime
 
     graph = folder / GRAPH
     manifest = {
-        "format": FORMAT, "precision": precision, "graph_bytes": graph.stat().st_size, "graph_sha256": _sha256(graph),
+        "format": FORMATS[precision], "precision": precision, "int8_variant": variant,
+        "graph_bytes": graph.stat().st_size, "graph_sha256": _sha256(graph),
         "graph_mtime_ns": graph.stat().st_mtime_ns,
         "max_seq_length": int(model.max_seq_length), "dimension": int(model.get_embedding_dimension()),
         "check_max_pair_drift": None if lowest is None else round(lowest, 6), "build_seconds": round(seconds, 1),
@@ -288,10 +339,11 @@ def ensure_artefact(cache_dir: Path, identity: str, precision: str, build_model:
         source = ensure_artefact(cache_dir, identity, "fp32", lambda: model, notify) if precision == "int8" else None
         work = Path(tempfile.mkdtemp(prefix=f".{precision}-", dir=final.parent))
         try:
+            variant = None if source is None else "all"
             if source is None:
                 _export_fp32(model, work, say)
             else:
-                _quantise_int8(source, work, say)
+                _quantise_int8(source, work, say, variant)
             _write_manifest(model, work, precision, None, 0.0)  # the encoder reads it; final below
             say("checking it against PyTorch")
             try:
@@ -300,15 +352,20 @@ def ensure_artefact(cache_dir: Path, identity: str, precision: str, build_model:
                 if source is None:
                     _refuse(final, str(exc))
                     raise
-                logger.info("Full int8 quantisation failed the check (%s); keeping layer-norm inputs in fp32", exc)
-                _quantise_int8(source, work, say, only_unnormed=True)
-                _write_manifest(model, work, precision, None, 0.0)
-                try:
-                    lowest = _check(model, work, precision)
-                except ExportError as again:
-                    _refuse(final, str(again))
-                    raise
-            _write_manifest(model, work, precision, lowest, time.perf_counter() - started)
+                lowest = None
+                for variant in ("keep-outlier-down-projections", "keep-down-projections"):
+                    logger.info("int8 variant failed (%s); trying: %s", exc, INT8_VARIANTS[variant])
+                    try:
+                        _quantise_int8(source, work, say, variant)
+                        _write_manifest(model, work, precision, None, 0.0)
+                        lowest = _check(model, work, precision)
+                        break
+                    except ExportError as again:
+                        exc = again
+                if lowest is None:
+                    _refuse(final, str(exc))
+                    raise exc
+            _write_manifest(model, work, precision, lowest, time.perf_counter() - started, variant)
             if final.exists():
                 logger.warning("Rebuilt the damaged or outdated ONNX artefact %s", final)
                 shutil.rmtree(final)
