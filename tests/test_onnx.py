@@ -180,7 +180,7 @@ def test_int8_keeps_down_projections_in_fp32_when_the_full_variant_fails(plain_s
             raise onnx_export.ExportError("its int8 similarities differ (failing on purpose in this test)")
         return real_check(model, folder, precision)
 
-    def largest(source, graph, names):  # the first layer's down-projection sees outliers
+    def largest(source, model, names):  # the first layer's down-projection sees outliers
         return {name: 100.0 if "layer.0/" in name else 1.0 for name in names}
 
     monkeypatch.setattr(onnx_export, "_check", check)
@@ -207,9 +207,11 @@ def test_largest_down_projection_inputs_match_pytorch(plain_sbert, tiny_bert, tm
 
     model = plain_sbert(tiny_bert, "mean", cached=False)
     folder = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", lambda: model)
-    graph = onnx.load(str(folder / onnx_export.GRAPH), load_external_data=False).graph
-    _, down = onnx_export._weight_matmuls(graph)
+    graph = onnx.load(str(folder / onnx_export.GRAPH))
+    _, down = onnx_export._weight_matmuls(graph.graph)
+    outputs = list(graph.graph.output)
     got = onnx_export._largest_inputs(folder, graph, down)
+    assert list(graph.graph.output) == outputs  # the caller's graph is left as it was
     bert = model[0].auto_model
     seen = {}
     hooks = [layer.intermediate.register_forward_hook(lambda module, args, out, i=i: seen.__setitem__(i, out))

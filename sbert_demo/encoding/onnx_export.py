@@ -117,8 +117,8 @@ def _refusal(final: Path) -> str | None:
 
 def _refuse(final: Path, reason: str) -> None:
     try:
-        final.with_name(f"{final.name}.refused.json").write_text(json.dumps({"format": FORMATS.get(final.name), "reason": reason}),
-                                                                 encoding="utf-8")
+        marker = {"format": FORMATS.get(final.name), "reason": reason}
+        final.with_name(f"{final.name}.refused.json").write_text(json.dumps(marker), encoding="utf-8")
     except OSError:
         pass
 
@@ -229,17 +229,21 @@ def _weight_matmuls(graph) -> tuple[list[str], list[str]]:
     return [n.name for n in weighted], [n.name for n in weighted if from_activation(n.input[0])]
 
 
-def _largest_inputs(source: Path, graph, names: list[str]) -> dict[str, float]:
-    """The largest |value| of each named MatMul's input over the real tokens of the probe sentences."""
+def _largest_inputs(source: Path, model, names: list[str]) -> dict[str, float]:
+    """The largest |value| of each named MatMul's input over the real tokens of the probe sentences
+    (``model``: the loaded graph of the fp32 artefact in ``source``, left as it was)."""
     import onnx
     import onnxruntime as ort
     from transformers import AutoTokenizer
 
-    inputs = {node.name: node.input[0] for node in graph.node if node.name in names}
-    model = onnx.load(str(source / GRAPH))
-    for tensor in dict.fromkeys(inputs.values()):
+    inputs = {node.name: node.input[0] for node in model.graph.node if node.name in names}
+    outputs = len(model.graph.output)
+    for tensor in dict.fromkeys(inputs.values()):  # run with those inputs as extra outputs
         model.graph.output.append(onnx.helper.make_tensor_value_info(tensor, onnx.TensorProto.FLOAT, None))
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    finally:
+        del model.graph.output[outputs:]
     manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
     batch = AutoTokenizer.from_pretrained(str(source))(list(PROBES), truncation=True, padding=True, return_tensors="np",
                                                         max_length=manifest["max_seq_length"])
@@ -256,11 +260,11 @@ def _quantise_int8(source: Path, folder: Path, notify: Notify, variant: str = "a
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     notify(f"quantising to int8 ({INT8_VARIANTS[variant]})")
-    graph = onnx.load(str(source / GRAPH), load_external_data=False).graph
-    every, down = _weight_matmuls(graph)
+    model = onnx.load(str(source / GRAPH))  # read once (the exported graph keeps its weights inside)
+    every, down = _weight_matmuls(model.graph)
     kept = down if variant == "keep-down-projections" else []
     if variant == "keep-outlier-down-projections" and down:
-        largest = _largest_inputs(source, graph, down)
+        largest = _largest_inputs(source, model, down)
         kept = [name for name in down if len(down) > 1 and largest[name] > OUTLIER_FACTOR * float(
             np.median([value for other, value in largest.items() if other != name]))]
         if not kept:
