@@ -87,6 +87,49 @@ def test_tokens_match_sentence_transformers(tiny_sbert, plain_sbert, tiny_bert, 
     assert cut == {5}
 
 
+def test_batches_stream_in_length_order_and_stop_when_abandoned(plain_sbert, tiny_bert, tmp_path):
+    import time
+
+    from sbert_demo.encoding import onnx_encoder
+
+    model = plain_sbert(tiny_bert, "mean", cached=False)
+    folder = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", lambda: model)
+    texts = [" ".join(["a"] * n) for n in (3, 40, 7, 1, 25, 12, 9, 30, 2, 18, 5, 70)] * 2  # a token per word
+    encoder = OnnxEncoder(folder, threads=2)
+    cut, batches = encoder.stream(texts, batch_size=2)
+    seen = list(batches)
+    positions = np.concatenate([batch for batch, _ in seen])
+    assert sorted(positions.tolist()) == list(range(len(texts)))  # every text once
+    lengths = [len(texts[i].split()) for i in positions]
+    assert lengths == sorted(lengths, reverse=True)  # longest first: batches padded to similar lengths
+    expected = model.encode(texts, normalize_embeddings=True)
+    for batch, vectors in seen:
+        assert np.allclose(vectors, expected[batch], atol=1e-5)
+    assert cut == {11, 23}  # 70 words: past the tiny model's 64 tokens
+
+    calls = []
+    run = encoder._run
+    encoder._run = lambda ids: calls.append(len(ids)) or time.sleep(0.3) or run(ids)
+    _, batches = encoder.stream(texts, batch_size=2)
+    next(batches)  # the first batch is done, the next one or two are running, the fourth waits in the pool
+    batches.close()  # e.g. a cancelled request: what has not started is dropped
+    for future in [onnx_encoder._pool().submit(lambda: None) for _ in range(4)]:
+        future.result()  # the pool has worked through everything queued before these
+    assert onnx_encoder.LOOKAHEAD * encoder.threads == 4 and len(calls) in (2, 3)  # of 12 batches
+
+
+def test_onnx_progress_and_cache_see_every_text_once(tiny_sbert_in_models, onnx_auto, isolated):
+    texts = [f"Sentence number {i} has {'many ' * (i % 13)}words." for i in range(600)]
+    steps = []
+    first = encode(tiny_sbert_in_models, texts, progress=lambda done, total: steps.append((done, total)))
+    assert first.computed == 600 and first.runtime.startswith("ONNX Runtime fp32")
+    assert steps[0] == (0, 600) and steps[-1] == (600, 600) and len(steps) >= 3  # reported per step of 256
+    assert [done for done, _ in steps] == sorted(done for done, _ in steps)
+    again = encode(tiny_sbert_in_models, texts)
+    assert again.cached == 600 and again.computed == 0  # every chunk was stored as it finished
+    assert np.array_equal(again.embeddings, first.embeddings)
+
+
 @pytest.mark.parametrize("pooling", ["cls", "max"])
 def test_other_poolings_export_exactly(pooling, plain_sbert, tiny_bert, tmp_path):
     model = plain_sbert(tiny_bert, pooling, cached=False)

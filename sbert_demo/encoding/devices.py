@@ -16,7 +16,7 @@ Back-end rules (inference on the CPU; ``SBERT_DEMO_BACKEND`` auto | torch | onnx
 * a CPU with native bf16 keeps PyTorch bf16 (faster than anything below, Spearman unchanged);
 * any other CPU runs transformers with ONNX Runtime (:mod:`.onnx_export`, :mod:`.onnx_encoder`):
   fp32 for numbers that are reported (STS tab, ``eval``: the same Spearman as PyTorch fp32 to 0.01,
-  1.26-1.57x faster, depending on the CPU), int8 weights where speed matters more than the last
+  1.34-1.57x faster, depending on the CPU), int8 weights where speed matters more than the last
   0.3 of Spearman (Explore: ``fast=True``; about 2x). Measured on AMD EPYC CPUs (AVX2, no bf16):
   see README "Benchmarks".
 * an explicit ``SBERT_DEMO_PRECISION=fp32`` with back-end auto means the plain PyTorch fp32 path;

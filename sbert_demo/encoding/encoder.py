@@ -8,8 +8,9 @@ What :func:`encode` adds to ``SentenceTransformer.encode``:
 * the fastest accurate runtime for the machine (:mod:`sbert_demo.encoding.devices`): bf16 weights
   on CPUs with native bf16, ONNX Runtime elsewhere (fp32, lossless; int8 weights when the caller
   passes ``fast=True``, as Explore does); :attr:`Encoded.runtime` says which one computed the vectors,
-* texts sorted by length over the whole call, then encoded in chunks so progress can be reported;
-  within a batch sentence-transformers pads only to the longest text (dynamic padding),
+* texts sorted by length over the whole call, then encoded in chunks so progress can be reported
+  (ONNX Runtime: batches stream through every core with no pause between chunks); a batch is
+  padded only to its longest text (dynamic padding),
 * training-free variants (``K+whiten`` ...): ``K``'s vectors through a map fitted once per model
   (:mod:`.fixes`),
 * guard rails: non-strings, empty texts and too many texts are refused with a sentence; texts over
@@ -151,23 +152,26 @@ def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
 def _compute_onnx(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
                   progress: Progress | None, done: int, total: int,
                   store: Callable[[list[str], np.ndarray, set[int]], None] | None) -> tuple[np.ndarray, set[int]]:
-    """:func:`_compute` for an :class:`~.onnx_encoder.OnnxEncoder`: chunks of texts of similar length."""
+    """:func:`_compute` for an :class:`~.onnx_encoder.OnnxEncoder`: its batches stream in, longest texts
+    first, and are stored and reported every :data:`CHUNK` texts while the next ones run."""
     encoder = loaded.model
     clipped = [t[: encoder.max_seq_length * 100] for t in texts]  # as in _compute: bounds tokenizer work
-    order = np.argsort([-len(t) for t in clipped], kind="stable")
     out = np.zeros((len(texts), encoder.get_embedding_dimension()), dtype=np.float32)
-    truncated: set[int] = set()
-    step = max(CHUNK, batch_size * encoder.threads)  # every worker gets a batch in each chunk
-    for start in range(0, len(order), step):
-        index = order[start : start + step]
-        vectors, cut = encoder.embed([clipped[i] for i in index], batch_size)
-        out[index] = vectors
-        truncated |= {int(index[j]) for j in cut}
-        if store:
-            store([texts[i] for i in index], vectors, cut)
-        if progress:
-            progress(done + start + len(index), total)
-    return out, truncated
+    truncated, batches = encoder.stream(clipped, batch_size)
+    finished: list[np.ndarray] = []
+    count = 0
+    for positions, vectors in batches:
+        out[positions] = vectors
+        finished.append(positions)
+        count += len(positions)
+        if sum(map(len, finished)) >= CHUNK or count == len(texts):
+            index = np.concatenate(finished)
+            finished = []
+            if store:
+                store([texts[i] for i in index], out[index], {j for j, i in enumerate(index) if i in truncated})
+            if progress:
+                progress(done + count, total)
+    return out, set(truncated)
 
 
 def encode(
