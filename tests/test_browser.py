@@ -104,12 +104,13 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def open_page(browser, url: str, timeout_ms: int = 60_000):
-    """A fresh browser context on ``url``, once the Explore tab's button is there: (context, page)."""
+    """A fresh browser context on ``url``, once the app is on the page (Explore's button exists; a link
+    to another tab may have hidden it already): (context, page)."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.set_default_timeout(timeout_ms)
     page.goto(url)
-    page.wait_for_selector("#explore-run")
+    page.wait_for_selector("#explore-run", state="attached")
     return context, page
 
 

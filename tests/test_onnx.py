@@ -109,7 +109,8 @@ def test_batches_stream_in_length_order_and_stop_when_abandoned(plain_sbert, tin
 
     calls = []
     run = encoder._run
-    encoder._run = lambda ids: calls.append(len(ids)) or time.sleep(0.3) or run(ids)
+    # the first batch (the 70-word texts, cut to 64 tokens) is quick, the others slow
+    encoder._run = lambda ids: calls.append(len(ids)) or time.sleep(0 if len(ids[0]) == 64 else 1) or run(ids)
     _, batches = encoder.stream(texts, batch_size=2)
     next(batches)  # the first batch is done, the next one or two are running, the fourth waits in the pool
     batches.close()  # e.g. a cancelled request: what has not started is dropped
