@@ -158,15 +158,14 @@ def _compute_onnx(loaded: model_cache.LoadedModel, texts: list[str], batch_size:
     clipped = [t[: encoder.max_seq_length * 100] for t in texts]  # as in _compute: bounds tokenizer work
     out = np.zeros((len(texts), encoder.get_embedding_dimension()), dtype=np.float32)
     truncated, batches = encoder.stream(clipped, batch_size)
-    finished: list[np.ndarray] = []
-    count = 0
+    finished: list[np.ndarray] = []  # batches since the last report
+    count = reported = 0
     for positions, vectors in batches:
         out[positions] = vectors
         finished.append(positions)
         count += len(positions)
-        if sum(map(len, finished)) >= CHUNK or count == len(texts):
-            index = np.concatenate(finished)
-            finished = []
+        if count - reported >= CHUNK or count == len(texts):
+            index, finished, reported = np.concatenate(finished), [], count
             if store:
                 store([texts[i] for i in index], out[index], {j for j, i in enumerate(index) if i in truncated})
             if progress:

@@ -101,9 +101,9 @@ class OnnxEncoder:
             if self.threads == 1 or len(batches) == 1:
                 yield from ((batch, run(batch)) for batch in batches)
                 return
-            waiting, pending = iter(batches), deque()
+            pending = deque()
             try:
-                for batch in waiting:
+                for batch in batches:
                     pending.append((batch, _pool().submit(run, batch)))
                     if len(pending) >= LOOKAHEAD * self.threads:
                         done, future = pending.popleft()
