@@ -10,16 +10,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from pathlib import Path
 
 from .config import settings
+from .shared import BoundedCache
 
 logger = logging.getLogger(__name__)
 
 _PROBE_TTL_S = 60.0
-_probe_lock = threading.Lock()
-_probe_result: tuple[float, bool] | None = None
+probe_answers: BoundedCache[str, bool] = BoundedCache("Hub probe answer", 1, ttl_s=_PROBE_TTL_S)
 
 HUB_UNREACHABLE = "the Hugging Face Hub is not reachable from this machine"
 
@@ -52,20 +51,20 @@ def hub_reachable(refresh: bool = False) -> bool:
 
     The answer is cached for a minute. ``HF_HUB_OFFLINE=1`` answers False without any network use.
     """
-    global _probe_result
     if hub_offline_forced():
         return False
-    with _probe_lock:
-        if not refresh and _probe_result and time.monotonic() - _probe_result[0] < _PROBE_TTL_S:
-            return _probe_result[1]
-        timeout = settings().hub_timeout_s
-        box: list[bool] = []
-        worker = threading.Thread(target=lambda: box.append(_probe(timeout)), daemon=True)
-        worker.start()
-        worker.join(timeout + 0.5)  # DNS can ignore httpx's timeout; the thread may outlive us
-        reachable = bool(box and box[0])
-        _probe_result = (time.monotonic(), reachable)
-        return reachable
+    endpoint = _endpoint()
+    if refresh:
+        probe_answers.pop(endpoint)
+    return probe_answers.get_or_build(endpoint, lambda: _probe_with_deadline(settings().hub_timeout_s))
+
+
+def _probe_with_deadline(timeout: float) -> bool:
+    box: list[bool] = []
+    worker = threading.Thread(target=lambda: box.append(_probe(timeout)), daemon=True)
+    worker.start()
+    worker.join(timeout + 0.5)  # DNS can ignore httpx's timeout; the thread may outlive us
+    return bool(box and box[0])
 
 
 def cached_snapshot(repo_id: str, repo_type: str = "model") -> Path | None:

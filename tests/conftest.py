@@ -41,7 +41,6 @@ from __future__ import annotations
 import os
 import shutil
 import string
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,23 +91,11 @@ class Isolated:
 
 
 def reset_singletons() -> None:
-    """Forget every process-wide object that would carry state from one test to the next."""
-    from sbert_demo import hub
-    from sbert_demo.encoding import embedding_cache, model_cache
-    from sbert_demo.explore import exploration
-    from sbert_demo.models import registry
+    """Forget every process-wide object that would carry state from one test to the next: all of them
+    register with :mod:`sbert_demo.shared` (tests/test_shared.py fails for one that does not)."""
+    from sbert_demo import shared
 
-    registry.get_registry.reset()
-    model_cache.model_cache.reset()
-    model_cache._onnx_failures.clear()
-    exploration.results.clear()
-    explore_tab = sys.modules.get("sbert_demo.ui.explore")  # only when a test imported it (gradio)
-    if explore_tab is not None:
-        with explore_tab._pages_lock:
-            explore_tab._pages.clear()
-    with embedding_cache._caches_lock:
-        embedding_cache._caches.clear()
-    hub._probe_result = None
+    shared.reset_all()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -289,7 +289,7 @@ def test_models_table_lists_dimensions_without_loading(tiny_sbert_in_models: str
     assert rows["glove-6b-50d"][4] == "50" and rows["glove-6b-50d"][5] == "yes"
     assert rows[tiny_sbert_in_models][4] == "32" and rows[tiny_sbert_in_models][2] == "fine-tuned"
     assert rows["bert-base-uncased-cls"][5] == "no" and "Hub" in rows["bert-base-uncased-cls"][6]
-    assert model_cache.model_cache().loaded() == []
+    assert model_cache.model_cache().keys() == []
     assert folder_dimension(tiny_bert) == 32
     assert {r.key for r in registry_rows()} == set(rows)
 

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sbert_demo.shared import BoundedCache
+
 from sbert_demo.encoding import embedding_cache, encoder, model_cache
 from sbert_demo.encoding.embedding_cache import EmbeddingCache, text_key
 from sbert_demo.encoding.encoder import Encoded, encode, validate_texts
@@ -46,7 +48,7 @@ def reference(plain_sbert, folder: Path, texts: list[str], pooling: str = "mean"
 def forget_process_state() -> None:
     """What a restart forgets: loaded models and the cache objects (not the cache file)."""
     model_cache.model_cache.reset()
-    embedding_cache._caches.clear()
+    embedding_cache.caches.clear()
 
 
 # --- vectors ---------------------------------------------------------------------------------------
@@ -121,7 +123,7 @@ def test_bad_input_refused_with_a_sentence(tiny_sbert_in_models, texts, message:
     with pytest.raises(ValueError) as error:
         encode(tiny_sbert_in_models, texts)
     assert message in str(error.value)
-    assert model_cache.model_cache().loaded() == []  # refused before any model was loaded
+    assert model_cache.model_cache().keys() == []  # refused before any model was loaded
 
 
 def test_too_many_texts() -> None:
@@ -428,37 +430,43 @@ class _FakeModel:
         return iter(())
 
 
+def _model_lru(max_models: int, max_mb: float):
+    """An LRU like the process's loaded-model cache (shared.BoundedCache weighed in megabytes)."""
+    return BoundedCache("loaded models (test)", max_models, weigh=model_cache._size_mb, max_weight=max_mb,
+                        registered=False)
+
+
 def test_model_cache_lru_by_count() -> None:
-    cache = model_cache.ModelCache(max_models=2, max_mb=10_000)
+    cache = _model_lru(max_models=2, max_mb=10_000)
     built: list[str] = []
 
     def get(name: str):
-        return cache.get(name, lambda: built.append(name) or _FakeModel(name))
+        return cache.get_or_build(name, lambda: built.append(name) or _FakeModel(name))
 
     a = get("a")
     get("b")
     assert get("a") is a  # a hit, and "a" becomes the most recently used
     get("c")  # evicts "b", the least recently used
-    assert cache.loaded() == ["a", "c"] and built == ["a", "b", "c"]
+    assert cache.keys() == ["a", "c"] and built == ["a", "b", "c"]
     get("b")
-    assert cache.loaded() == ["c", "b"] and built == ["a", "b", "c", "b"]
+    assert cache.keys() == ["c", "b"] and built == ["a", "b", "c", "b"]
     cache.clear()
-    assert cache.loaded() == []
+    assert cache.keys() == []
 
 
 def test_model_cache_lru_by_size_keeps_the_newest() -> None:
-    cache = model_cache.ModelCache(max_models=10, max_mb=3)
-    cache.get("small", lambda: _FakeModel("small", 1))
-    cache.get("medium", lambda: _FakeModel("medium", 1.5))
-    assert cache.loaded() == ["small", "medium"]
-    cache.get("big", lambda: _FakeModel("big", 2))  # 4.5 MB in all: the oldest go first
-    assert cache.loaded() == ["big"]
-    cache.get("huge", lambda: _FakeModel("huge", 5))  # over the limit alone, but still served
-    assert cache.loaded() == ["huge"]
+    cache = _model_lru(max_models=10, max_mb=3)
+    cache.get_or_build("small", lambda: _FakeModel("small", 1))
+    cache.get_or_build("medium", lambda: _FakeModel("medium", 1.5))
+    assert cache.keys() == ["small", "medium"]
+    cache.get_or_build("big", lambda: _FakeModel("big", 2))  # 4.5 MB in all: the oldest go first
+    assert cache.keys() == ["big"]
+    cache.get_or_build("huge", lambda: _FakeModel("huge", 5))  # over the limit alone, but still served
+    assert cache.keys() == ["huge"]
 
 
 def test_model_cache_builds_once_under_concurrency() -> None:
-    cache = model_cache.ModelCache(max_models=2, max_mb=100)
+    cache = _model_lru(max_models=2, max_mb=100)
     builds: list[int] = []
     gate = threading.Event()
 
@@ -468,17 +476,17 @@ def test_model_cache_builds_once_under_concurrency() -> None:
         return _FakeModel("m")
 
     with ThreadPoolExecutor(6) as executor:
-        futures = [executor.submit(cache.get, "m", slow_build) for _ in range(6)]
+        futures = [executor.submit(cache.get_or_build, "m", slow_build) for _ in range(6)]
         gate.set()
         models = [f.result() for f in futures]
     assert builds == [1] and all(m is models[0] for m in models)
 
 
 def test_model_cache_failed_build_can_be_retried() -> None:
-    cache = model_cache.ModelCache(max_models=2, max_mb=100)
+    cache = _model_lru(max_models=2, max_mb=100)
     with pytest.raises(RuntimeError):
-        cache.get("m", lambda: (_ for _ in ()).throw(RuntimeError("disk error")))
-    assert cache.get("m", lambda: _FakeModel("m")).name == "m"
+        cache.get_or_build("m", lambda: (_ for _ in ()).throw(RuntimeError("disk error")))
+    assert cache.get_or_build("m", lambda: _FakeModel("m")).name == "m"
 
 
 def test_model_identity(tiny_sbert_in_models, isolated) -> None:
@@ -518,6 +526,6 @@ def test_resolve_and_load(tiny_sbert_in_models) -> None:
     loaded = model_cache.load(tiny_sbert_in_models)
     assert (loaded.identity, loaded.device.device, loaded.device.precision) == (identity, "cpu", "fp32")
     assert model_cache.load(entry).model is loaded.model  # the same object from the LRU
-    assert model_cache.model_cache().loaded() == [f"{identity}:cpu:fp32"]
+    assert model_cache.model_cache().keys() == [f"{identity}:cpu:fp32"]
     with pytest.raises(ValueError, match="needs the Hugging Face Hub"):
         loading.resolve("bert-base-uncased-mean")

@@ -18,12 +18,12 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..config import SHIPPED_DATA, settings
 from ..hub import HUB_UNREACHABLE, hub_reachable
+from ..shared import memoize
 from .files import _check_scored, _number, read_nli_file
 from .records import NliPairs, ScoredPairs, Triplets, _capped
 
@@ -116,7 +116,7 @@ def _copy_pairs(pairs: ScoredPairs) -> ScoredPairs:
                    scores=list(pairs.scores), problems=list(pairs.problems))
 
 
-@lru_cache(maxsize=8)
+@memoize(maxsize=8)
 def _parse_sts_file(path: str, mtime_ns: int, split: str) -> ScoredPairs:
     """Parse the original STSb format: tabs, no header, no quoting, first seven columns."""
     # The csv module cannot read this file: sentences contain unbalanced quote characters.
@@ -147,7 +147,7 @@ def _parse_sts_file(path: str, mtime_ns: int, split: str) -> ScoredPairs:
     return pairs
 
 
-@lru_cache(maxsize=3)
+@memoize(maxsize=3)
 def _hub_sts(split: str) -> ScoredPairs:
     hub_split = "validation" if split == "dev" else split
     rows = _load_hub(STS_HUB, None, hub_split)
@@ -163,7 +163,7 @@ def _nli_files(data_dir: str | Path | None) -> tuple[Path, list[Path]]:
     return folder, sorted(files)
 
 
-@lru_cache(maxsize=2)
+@memoize(maxsize=2)
 def _local_nli(files: tuple[tuple[str, int], ...]) -> NliPairs:
     """All labelled pairs of the given (path, mtime) files, in file order."""
     parts = [read_nli_file(path) for path, _ in files]

@@ -25,13 +25,13 @@ Back-end rules (inference on the CPU; ``SBERT_DEMO_BACKEND`` auto | torch | onnx
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import logging
 import platform
 from dataclasses import dataclass
 
 from ..config import BACKENDS, INFERENCE_PRECISIONS, settings
+from ..shared import memoize
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def _cpu_has_native_bf16() -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def detect_hardware() -> Hardware:
     """Describe this machine's accelerators (imports torch; cached)."""
     import torch

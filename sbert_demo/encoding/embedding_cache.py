@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import settings
+from ..shared import BoundedCache
 
 logger = logging.getLogger(__name__)
 
@@ -140,14 +141,10 @@ class EmbeddingCache:
         return connection.execute("SELECT count(*) FROM vectors WHERE model=?", (model,)).fetchone()[0]
 
 
-_caches: dict[Path, EmbeddingCache] = {}
-_caches_lock = threading.Lock()
+caches: BoundedCache[Path, EmbeddingCache] = BoundedCache("embedding cache per cache folder", 8)
 
 
 def embedding_cache() -> EmbeddingCache:
     """The cache for the current ``SBERT_DEMO_CACHE`` folder (one object per folder)."""
     path = settings().cache_dir / "embeddings.sqlite"
-    with _caches_lock:
-        if path not in _caches:
-            _caches[path] = EmbeddingCache(path)
-        return _caches[path]
+    return caches.get_or_build(path, lambda: EmbeddingCache(path))

@@ -261,7 +261,7 @@ def fitted_fix(entry: ModelEntry, progress: Progress | None = None, **options) -
     if base is None:  # a Hub model not downloaded yet: nothing to share the fit with
         return build()
     precision = options.get("precision") or "auto"  # an explicit precision computes other base vectors
-    return fixes.fix_cache.get(f"{base}|{precision}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
+    return fixes.cached_fit(f"{base}|{precision}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
 
 
 def _encode_fixed(entry: ModelEntry, texts: list[str], progress: Progress | None, options: dict,

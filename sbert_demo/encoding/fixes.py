@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from ..config import settings
 from ..data.benchmarks import sts_split
 from ..data.sentences import read_sentence_file
 from ..models.variants import Fix, parse_fix
+from ..shared import BoundedCache
 
 logger = logging.getLogger(__name__)
 
@@ -116,66 +116,44 @@ def collection_id(sentences: Sequence[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-class FixCache:
-    """Fitted maps by key, in memory (bounded) and as ``.npz`` files under the cache folder."""
-
-    def __init__(self) -> None:
-        self._memory: OrderedDict[str, FittedFix] = OrderedDict()
-        self._lock = threading.Lock()
-        self._fitting: dict[str, threading.Lock] = {}
-
-    @staticmethod
-    def _path(key: str) -> Path:
-        return settings().cache_dir / "fixes" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.npz"
-
-    def get(self, key: str, build: Callable[[], FittedFix]) -> FittedFix:
-        with self._lock:
-            if key in self._memory:
-                self._memory.move_to_end(key)
-                return self._memory[key]
-            key_lock = self._fitting.setdefault(key, threading.Lock())
-        with key_lock:  # one fit per key even when many users ask at once
-            with self._lock:
-                if key in self._memory:
-                    return self._memory[key]
-            fitted = self._read(key) or self._write(key, build())
-            with self._lock:
-                self._memory[key] = fitted
-                while len(self._memory) > _MEMORY:
-                    self._memory.popitem(last=False)
-            return fitted
-
-    def _read(self, key: str) -> FittedFix | None:
-        path = self._path(key)
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                if str(data["key"]) != key or "collection" not in data:  # another key, or older code's file
-                    return None
-                matrix = data["matrix"] if data["matrix"].size else None
-                return FittedFix(str(data["name"]), data["mean"], matrix, int(data["fitted_on"]),
-                                 str(data["collection"]))
-        except FileNotFoundError:
-            return None
-        except Exception as exc:  # a damaged file: fit again
-            logger.warning("Ignoring the damaged fitted fix %s (%s)", path, exc)
-            return None
-
-    def _write(self, key: str, fitted: FittedFix) -> FittedFix:
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_suffix(f".{threading.get_ident()}.tmp.npz")
-            np.savez(temporary, key=key, name=fitted.name, mean=fitted.mean, fitted_on=fitted.fitted_on,
-                     collection=fitted.collection,
-                     matrix=fitted.matrix if fitted.matrix is not None else np.zeros(0))
-            temporary.replace(path)
-        except OSError as exc:  # read-only or full cache folder: keep it in memory only
-            logger.warning("Could not store the fitted fix in %s (%s)", path.parent, exc)
-        return fitted
-
-    def clear(self) -> None:
-        with self._lock:
-            self._memory.clear()
+fitted_fixes: BoundedCache[str, FittedFix] = BoundedCache("fitted training-free fixes", _MEMORY)
 
 
-fix_cache = FixCache()
+def cached_fit(key: str, build: Callable[[], FittedFix]) -> FittedFix:
+    """The fitted map under ``key``: from memory, else from its ``.npz`` file under the cache folder,
+    else ``build()`` (once, however many users ask) and written there."""
+    return fitted_fixes.get_or_build(f"{settings().cache_dir}|{key}", lambda: _read(key) or _write(key, build()))
+
+
+def _path(key: str) -> Path:
+    return settings().cache_dir / "fixes" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.npz"
+
+
+def _read(key: str) -> FittedFix | None:
+    path = _path(key)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["key"]) != key or "collection" not in data:  # another key, or older code's file
+                return None
+            matrix = data["matrix"] if data["matrix"].size else None
+            return FittedFix(str(data["name"]), data["mean"], matrix, int(data["fitted_on"]),
+                             str(data["collection"]))
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # a damaged file: fit again
+        logger.warning("Ignoring the damaged fitted fix %s (%s)", path, exc)
+        return None
+
+
+def _write(key: str, fitted: FittedFix) -> FittedFix:
+    path = _path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{threading.get_ident()}.tmp.npz")
+        np.savez(temporary, key=key, name=fitted.name, mean=fitted.mean, fitted_on=fitted.fitted_on,
+                 collection=fitted.collection,
+                 matrix=fitted.matrix if fitted.matrix is not None else np.zeros(0))
+        temporary.replace(path)
+    except OSError as exc:  # read-only or full cache folder: keep it in memory only
+        logger.warning("Could not store the fitted fix in %s (%s)", path.parent, exc)
+    return fitted

@@ -2,7 +2,7 @@
 
 :func:`load` resolves an entry (:func:`sbert_demo.models.loading.resolve`), chooses the device,
 back-end and precision (:func:`runtime_for`, rules in :mod:`sbert_demo.encoding.devices`) and
-returns the model from :class:`ModelCache`, building it on first use: a ``SentenceTransformer``
+returns the model from :func:`model_cache`, building it on first use: a ``SentenceTransformer``
 for PyTorch, an :class:`~.onnx_encoder.OnnxEncoder` for ONNX Runtime (its artefact built once per
 model fingerprint, :mod:`.onnx_export`). Each model is built once even when many users ask at the
 same moment. When an ONNX artefact cannot be built, the reason is logged once and the model runs
@@ -12,8 +12,6 @@ in PyTorch fp32 for the rest of the process.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +20,7 @@ from ..config import settings
 from ..models import loading
 from ..models.entries import ModelEntry
 from ..models.registry import Registry
-from ..shared import process_wide
+from ..shared import BoundedCache, process_wide
 from . import devices
 
 logger = logging.getLogger(__name__)
@@ -38,53 +36,13 @@ def _size_mb(model: Any) -> float:
         return 0.0
 
 
-class ModelCache:
-    """A bounded LRU of loaded models, safe for concurrent users (each model is loaded once)."""
-
-    def __init__(self, max_models: int, max_mb: int):
-        self.max_models, self.max_mb = max_models, max_mb
-        self._models: OrderedDict[str, tuple[Any, float]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._loading: dict[str, threading.Lock] = {}
-
-    def get(self, identity: str, build: Callable[[], Any]) -> Any:
-        with self._lock:
-            if identity in self._models:
-                self._models.move_to_end(identity)
-                return self._models[identity][0]
-            key_lock = self._loading.setdefault(identity, threading.Lock())
-        with key_lock:
-            with self._lock:
-                if identity in self._models:
-                    return self._models[identity][0]
-            model = build()
-            with self._lock:
-                self._models[identity] = (model, _size_mb(model))
-                self._loading.pop(identity, None)
-                self._evict()
-            return model
-
-    def _evict(self) -> None:
-        while len(self._models) > 1 and (
-            len(self._models) > self.max_models or sum(mb for _, mb in self._models.values()) > self.max_mb
-        ):
-            identity, _ = self._models.popitem(last=False)
-            logger.info("Unloaded model %s (least recently used)", identity)
-
-    def loaded(self) -> list[str]:
-        with self._lock:
-            return list(self._models)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._models.clear()
-
-
 @process_wide
-def model_cache() -> ModelCache:
-    """The LRU of loaded models shared by every user of the process."""
+def model_cache() -> BoundedCache[str, Any]:
+    """The LRU of loaded models shared by every user of the process (bounded by count and megabytes;
+    each model is built once even when many users ask at the same moment)."""
     config = settings()
-    return ModelCache(config.max_loaded_models, config.max_loaded_model_mb)
+    return BoundedCache("loaded models", config.max_loaded_models, weigh=_size_mb,
+                        max_weight=config.max_loaded_model_mb, registered=False)
 
 
 @dataclass(frozen=True)
@@ -95,8 +53,7 @@ class LoadedModel:
     device: devices.DeviceChoice
 
 
-_onnx_failures: dict[tuple[str, str], str] = {}  # (identity, precision) -> why, for this process
-_failures_lock = threading.Lock()
+onnx_failures: BoundedCache[tuple[str, str], str] = BoundedCache("ONNX artefacts that failed to build", 256)
 Notify = Callable[[str], None]
 
 
@@ -109,18 +66,17 @@ def runtime_for(entry: ModelEntry, identity: str | None, precision: str | None =
     choice = devices.current(matmul_heavy=matmul_heavy, precision=precision, fast=fast, backend=backend)
     if choice.backend != "onnx":
         return choice
-    if (identity, "fp32") in _onnx_failures:
+    if (identity, "fp32") in onnx_failures:
         return devices.current(matmul_heavy=matmul_heavy, precision="fp32", backend="torch")
-    if (identity, choice.precision) in _onnx_failures:
+    if (identity, choice.precision) in onnx_failures:
         return devices.current(matmul_heavy=matmul_heavy, precision="fp32", backend="onnx")
     return choice
 
 
 def _remember_failure(entry: ModelEntry, identity: str, precision: str, exc: Exception) -> None:
-    with _failures_lock:
-        if (identity, precision) in _onnx_failures:
-            return
-        _onnx_failures[(identity, precision)] = str(exc)
+    if (identity, precision) in onnx_failures:
+        return
+    onnx_failures.put((identity, precision), str(exc))
     fallback = "ONNX Runtime fp32 (or PyTorch fp32, if that fails too)" if precision == "int8" else "PyTorch fp32"
     # Word-vector models (e.g. siamese GloVe trained here) have nothing to export: expected, not a problem.
     level = logging.INFO if "not a Hugging Face transformer" in str(exc) else logging.WARNING
@@ -160,7 +116,7 @@ def load(entry: ModelEntry | str, registry: Registry | None = None, precision: s
         identity = loading.model_identity(entry, status) or f"hub:{status.hub_id}"
         choice = runtime_for(entry, identity, precision, fast, backend)
         if choice.backend == "torch":
-            model = model_cache().get(f"{identity}:{choice.device}:{choice.precision}", lambda: downloaded)
+            model = model_cache().get_or_build(f"{identity}:{choice.device}:{choice.precision}", lambda: downloaded)
             return LoadedModel(entry=entry, model=model, identity=identity, device=choice)
 
     if choice.backend == "onnx":
@@ -175,12 +131,12 @@ def load(entry: ModelEntry | str, registry: Registry | None = None, precision: s
             return OnnxEncoder(folder)
 
         try:
-            model = model_cache().get(f"{identity}:onnx:{choice.precision}", build_onnx)
+            model = model_cache().get_or_build(f"{identity}:onnx:{choice.precision}", build_onnx)
             return LoadedModel(entry=entry, model=model, identity=identity, device=choice)
         except Exception as exc:  # not exportable, export or check failed, disk full ...
             _remember_failure(entry, identity, choice.precision, exc)
             if "could not be loaded" in str(exc):  # the model itself is broken: say so, as PyTorch would
                 raise
             return load(entry, registry, precision, fast, notify, backend)
-    model = model_cache().get(f"{identity}:{choice.device}:{choice.precision}", lambda: build(choice))
+    model = model_cache().get_or_build(f"{identity}:{choice.device}:{choice.precision}", lambda: build(choice))
     return LoadedModel(entry=entry, model=model, identity=identity, device=choice)

@@ -17,7 +17,6 @@ How it is fast on a CPU without bf16 (measured on an AMD EPYC Zen 3 with 2 cores
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections import deque
@@ -26,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+from ..shared import process_wide
 
 GRAPH = "model.onnx"  # an artefact folder (built by :mod:`.onnx_export`): the graph, the tokenizer files,
 MANIFEST = "manifest.json"  # and the manifest (precision, token limit, dimension, sizes and checksums)
@@ -39,7 +40,7 @@ def cpu_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@functools.lru_cache(maxsize=1)
+@process_wide
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(cpu_workers(), thread_name_prefix="onnx")
 

@@ -34,7 +34,8 @@ from ..encoding.fixes import collection_id
 from ..models.entries import ModelEntry
 from ..models.registry import Registry, get_registry
 from .cluster_words import distinctive_words
-from .exploration import ResultCache, cached_per_model, chosen_keys, per_model
+from ..shared import BoundedCache
+from .exploration import cached_per_model, chosen_keys, per_model
 from .projection import Clustering, cluster_agreement, kmeans_clusters, project_2d
 
 Progress = Callable[[float, str], None]
@@ -44,7 +45,7 @@ SEMANTIC_MATCHES = 100  # "by meaning" highlights this many nearest sentences
 MAX_QUERY_CHARS = 500
 SEARCH_MODES = ("words", "meaning")
 
-corpus_results = ResultCache(size=8)  # finished per-model maps (coords + labels: ~0.3 MB at 20,000)
+corpus_results: BoundedCache[tuple, "ModelMap"] = BoundedCache("finished corpus maps", 8)  # ~0.3 MB each at 20,000
 
 
 @dataclass(frozen=True)
@@ -126,16 +127,13 @@ def map_corpus(corpus: Corpus, model_keys: Sequence[str], k: int = DEFAULT_K, re
     return CorpusMap(corpus, k, models, label_words, notes)
 
 
-label_words_kept = ResultCache(size=4)  # the given labels' words depend on the corpus alone
+label_words_kept: BoundedCache[tuple, dict] = BoundedCache("words of a corpus's labels", 4)  # model-independent
 
 
 def _label_words(identity: str, labels: tuple[str, ...], sentences: list[str]) -> dict[str, tuple[str, ...]]:
-    key = (identity, labels)
-    words = label_words_kept.get(key)
-    if words is None:
-        words = {str(label): found for label, found in distinctive_words(sentences, list(labels)).items()}
-        label_words_kept.put(key, words)
-    return words
+    return label_words_kept.get_or_build(
+        (identity, labels),
+        lambda: {str(label): found for label, found in distinctive_words(sentences, list(labels)).items()})
 
 
 def _map_one(key: str, corpus: Corpus, identity: str, k: int, registry: Registry, step: Progress) -> ModelMap:

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +25,7 @@ import numpy as np
 from ..encoding.encoder import encode, fingerprint
 from ..models.entries import ModelEntry
 from ..models.registry import Registry, get_registry, requested_keys
+from ..shared import BoundedCache
 from .projection import CLUSTER_METHODS, Clustering, Projection, auto_clusters, cluster_agreement, project_2d
 from .similarity import SimilaritySummary, cosine_matrix, rank_against, summarize
 
@@ -38,41 +37,11 @@ Progress = Callable[[float, str], None]  # (fraction done, what is happening)
 RESULTS_KEPT = 64  # finished per-model explorations kept in memory (each <= ~2 MB at 500 sentences)
 
 
-class ResultCache:
-    """A bounded LRU of finished results (here: per-model explorations, keyed by everything they depend
-    on: the model's fingerprint and runtime, the exact sentences and groups, the query and the
-    clustering method; the corpus map keeps its maps in another one). ``None`` is never a result.
-
-    The embeddings are in the persistent cache already; this keeps the work after them (similarities,
-    clusters, the UMAP map), so a repeated request (a talk audience opening the same example) costs
-    a dictionary lookup.
-    """
-
-    def __init__(self, size: int = RESULTS_KEPT):
-        self.size = size
-        self._items: OrderedDict[tuple, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple) -> Any:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        return None
-
-    def put(self, key: tuple, result: Any) -> None:
-        with self._lock:
-            self._items[key] = result
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-results = ResultCache()
+# Finished per-model explorations, keyed by everything they depend on: the model's fingerprint and
+# runtime, the exact sentences and groups, the query and the clustering method. The embeddings are in
+# the persistent cache already; this keeps the work after them (similarities, clusters, the UMAP map),
+# so a repeated request (a talk audience opening the same example) costs a dictionary lookup.
+results: BoundedCache[tuple, ModelExploration] = BoundedCache("finished per-model explorations", RESULTS_KEPT)
 
 
 @dataclass(frozen=True)
@@ -218,7 +187,7 @@ def explore(sentences: Sequence[str], groups: Sequence[str] | None, model_keys: 
     return Exploration(sentences, groups, query_index, cluster_method, models, notes)
 
 
-def cached_per_model(key: str, registry: Registry, cache: ResultCache, request: tuple,
+def cached_per_model(key: str, registry: Registry, cache: BoundedCache, request: tuple,
                      compute: Callable[[ModelEntry, float], Any], failed: Callable[[ModelEntry, str], Any]) -> Any:
     """One model's result for ``request`` from ``cache`` (keyed by the model's fingerprint and runtime
     too, so a retrained model is never served stale), else ``compute(entry, started)``, kept when it

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import settings
+from ..shared import KeyLocks
 
 logger = logging.getLogger(__name__)
 
@@ -38,9 +39,7 @@ def map_key(unit: np.ndarray, map_settings: str) -> str:
 
 class MapCache:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        # One lock per key, never removed: a lock dropped while held would let a second layout start.
-        self._building: dict[str, threading.Lock] = {}
+        self._building = KeyLocks()  # the package's one lock rule (sbert_demo.shared)
 
     @staticmethod
     def folder() -> Path:
@@ -50,9 +49,7 @@ class MapCache:
         if unit.shape[0] < MIN_POINTS:
             return build()
         key = map_key(unit, map_settings)
-        with self._lock:
-            key_lock = self._building.setdefault(key, threading.Lock())
-        with key_lock:  # one layout per key when several users ask for the same corpus at once
+        with self._building.hold(key):  # one layout per key when several users ask for the same corpus at once
             coords = self._read(key, unit.shape[0])
             if coords is None:
                 coords = build()

@@ -17,20 +17,20 @@ import sys
 import threading
 
 from ..config import settings
+from ..shared import BoundedCache
 
 logger = logging.getLogger(__name__)
 
 _PACKAGES = ("umap", "pynndescent")
 _lock = threading.Lock()
-_enabled_for: str | None = None
+enabled_for: BoundedCache[str, bool] = BoundedCache("numba cache folder in use", 1)
 
 
 def enable() -> int:
     """Import umap with caching on for its uncompiled numba functions; the number of functions."""
-    global _enabled_for
     with _lock:
         folder = settings().cache_dir / "numba"
-        if _enabled_for == str(folder):
+        if str(folder) in enabled_for:
             return 0
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -53,6 +53,6 @@ def enable() -> int:
                         count += 1
                     except Exception:  # e.g. defined in a notebook or a closure: compiled per start
                         pass
-        _enabled_for = str(folder)
+        enabled_for.put(str(folder), True)
         logger.info("numba compile cache for %d UMAP functions in %s", count, folder)
         return count

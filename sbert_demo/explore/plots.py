@@ -12,7 +12,6 @@ Example::
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 from collections import Counter
@@ -33,6 +32,7 @@ from ..plot_style import (
     shorten,
     wrap,
 )
+from ..shared import memoize
 
 logger = logging.getLogger(__name__)
 
@@ -290,7 +290,7 @@ def corpus_scatter(
     return fig
 
 
-@functools.lru_cache(maxsize=4)
+@memoize(maxsize=4)
 def _hover_texts(sentences: tuple[str, ...]) -> list[str]:
     """Escaped, wrapped hover text per sentence: kept for the last few corpora, since every recolouring
     and search redraws the same sentences (0.3 s for 15,000)."""

@@ -17,8 +17,6 @@ import functools
 import html
 import inspect
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 import gradio as gr
@@ -27,6 +25,7 @@ from gradio.context import LocalContext
 from ..encoding.embedding_cache import embedding_cache
 from ..models.registry import get_registry
 from ..models.variants import STANDARD_FIXES, variant_entry
+from ..shared import BoundedCache
 
 logger = logging.getLogger(__name__)
 
@@ -34,21 +33,15 @@ UNEXPECTED = "Something went wrong on the server ({kind}); it has been logged. P
 FAILED = "The last action failed; see the message above or the server log."
 MAX_SESSIONS = 1000  # sessions whose last failure is kept until shown (oldest forgotten first)
 
-_failures: OrderedDict[str, str] = OrderedDict()
-_failures_lock = threading.Lock()
+failures: BoundedCache[str, str] = BoundedCache("last failure per browser session", MAX_SESSIONS)
 
 
 def _remember(message: str) -> None:
     """Keep ``message`` for the browser session of the running event (if there is one)."""
     request = LocalContext.request.get(None)
     session = getattr(request, "session_hash", None)
-    if not session:
-        return
-    with _failures_lock:
-        _failures[session] = message
-        _failures.move_to_end(session)
-        while len(_failures) > MAX_SESSIONS:
-            _failures.popitem(last=False)
+    if session:
+        failures.put(session, message)
 
 
 def to_gr_error(exc: BaseException) -> gr.Error:
@@ -66,8 +59,7 @@ def to_gr_error(exc: BaseException) -> gr.Error:
 
 def last_failure(request: gr.Request) -> str:
     """The sentence of this session's last failure, as an error box (the ``.failure()`` step)."""
-    with _failures_lock:
-        message = _failures.pop(getattr(request, "session_hash", None) or "", None)
+    message = failures.pop(getattr(request, "session_hash", None) or "")
     return failure_box(message or FAILED)
 
 

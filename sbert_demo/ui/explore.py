@@ -7,8 +7,6 @@ The Run button's endpoint (``api_name="explore"``) returns the same numbers as J
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from pathlib import Path
 
 import gradio as gr
@@ -21,6 +19,7 @@ from ..explore import plots
 from ..explore.exports import export_models
 from ..explore.exploration import MAX_MODELS, MAX_SENTENCES, Exploration, explore, format_sentences, rankings, request_key
 from ..explore.similarity import group_order
+from ..shared import BoundedCache
 from . import corpus, snippets
 from .common import action, user_errors, warn_once_about_the_cache
 from .links import TabParts
@@ -75,8 +74,7 @@ def query_choices(text: str, current: int | None) -> dict:
 
 
 FIGURES_KEPT = 32  # finished Explore pages (figures and tables) kept in memory, ~0.15 MB each
-_pages: OrderedDict[tuple, list] = OrderedDict()
-_pages_lock = threading.Lock()
+pages: BoundedCache[tuple, list] = BoundedCache("finished Explore pages", FIGURES_KEPT)
 
 
 @user_errors
@@ -88,10 +86,9 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
     # key holds each model's fingerprint and runtime, so a retrained model is never shown stale.
     key = request_key(parsed.sentences, parsed.groups, model_keys or [], query_index, cluster_method)
     key = None if key is None else (key, tuple(parsed.notes), colour_by)
-    with _pages_lock:
-        if key in _pages:
-            _pages.move_to_end(key)
-            return list(_pages[key])
+    kept = pages.get(key) if key is not None else None
+    if kept is not None:
+        return list(kept)
     result = explore(parsed.sentences, parsed.groups, model_keys or [], query_index, cluster_method,
                      progress=lambda fraction, what: progress(fraction, desc=what))
     warn_once_about_the_cache()
@@ -104,11 +101,7 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
     if key is not None and not any(m.error for m in result.models):
         # Kept as Gradio's own serialised form (PlotData: the figure's JSON), which gr.Plot passes
         # through as it is: a repeat costs neither drawing nor serialising the figures again.
-        kept = [PlotData(type="plotly", plot=o.to_json()) if _is_figure(o) else o for o in outputs]
-        with _pages_lock:
-            _pages[key] = kept
-            while len(_pages) > FIGURES_KEPT:
-                _pages.popitem(last=False)
+        pages.put(key, [PlotData(type="plotly", plot=o.to_json()) if _is_figure(o) else o for o in outputs])
     return outputs
 
 
