@@ -8,7 +8,6 @@ daemon thread with a hard deadline and its answer is remembered for a minute.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from pathlib import Path
 
@@ -24,15 +23,12 @@ HUB_UNREACHABLE = "the Hugging Face Hub is not reachable from this machine"
 
 
 def hub_offline_forced() -> bool:
-    """True when the user told the Hugging Face libraries to stay offline."""
-    return any(
-        os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
-    )
+    """True when the user told the Hugging Face libraries to stay offline (``HF_HUB_OFFLINE`` ...)."""
+    return settings().hub_offline
 
 
 def _endpoint() -> str:
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    return settings().hub_endpoint
 
 
 def _probe(timeout_s: float) -> bool:

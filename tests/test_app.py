@@ -17,6 +17,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo.benchmark.evaluation import evaluate
 from sbert_demo.data.examples import EXAMPLE_SETS
 from sbert_demo.data.sentences import parse_sentences
@@ -24,7 +26,8 @@ from sbert_demo.encoding import model_cache
 from sbert_demo.encoding.encoder import encode
 from sbert_demo.explore.exploration import MAX_MODELS, explore, format_sentences
 from sbert_demo.explore.similarity import cosine_matrix, summarize
-from sbert_demo.models.info import folder_dimension, registry_rows
+from sbert_demo.models.info import registry_rows
+from sbert_demo.models.kinds import folder_dimension
 from sbert_demo.ui import explore as explore_tab
 from sbert_demo.ui import models as models_tab
 from sbert_demo.ui import sts as sts_tab
@@ -246,6 +249,7 @@ def test_format_sentences_round_trips_through_the_parser() -> None:
 def test_sts_streams_a_row_per_model_with_the_core_numbers(tiny: str, tiny_sts_dir: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tiny_sts_dir))
+    reload_settings()
     steps = list(sts_tab.run_sts("dev", None, ["glove-6b-50d", tiny, "bert-base-uncased-cls"]))
     assert len(steps) == 1 + 3
     tables = [step[1]["data"] for step in steps]
@@ -305,6 +309,7 @@ def test_adding_models(add_tiny_bert, tiny_bert: Path, monkeypatch: pytest.Monke
     with pytest.raises(gr.Error, match="not a valid Hugging Face model id"):
         models_tab.add_model("<script>alert(1)</script>", "mean")
     monkeypatch.setenv("SBERT_DEMO_MODEL_PATHS", str(tiny_bert.parent))
+    reload_settings()
     message = models_tab.add_model(str(tiny_bert), "max")
     assert "Added tiny-bert@max" in message
     assert "tiny-bert@max" in [row[0] for row in models_tab.list_models()["data"]]
@@ -324,6 +329,7 @@ def free_port() -> int:
 @pytest.fixture
 def launched_app(tiny_sts_dir: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tiny_sts_dir))
+    reload_settings()
     demo = configure_queue(build_app(warm_up=False))
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)

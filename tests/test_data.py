@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo.data import benchmarks as data
 from sbert_demo.data import files as datafiles
 from sbert_demo.data import records
@@ -58,6 +60,7 @@ def test_sts_dev_known_rows() -> None:
 
 def test_the_shipped_data_is_the_default_and_the_cache_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)
+    reload_settings()
     monkeypatch.setattr(data, "hub_reachable", lambda *args, **kwargs: pytest.fail("the Hub was asked"))
     first = data.sts_split("dev")
     assert first.name == "STSb dev" and first.sentences1[0] == "A man with a hard hat is dancing."
@@ -95,6 +98,7 @@ def test_no_data_and_no_hub_message(offline: Path) -> None:
 
 def test_a_data_folder_that_does_not_exist_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tmp_path / "typo"))
+    reload_settings()
     monkeypatch.setattr(data, "hub_reachable", lambda *args, **kwargs: False)
     with pytest.raises(ValueError, match=f"the data folder {tmp_path / 'typo'} does not exist"):
         data.sts_split("test")
@@ -134,6 +138,7 @@ def test_hub_fallback_uses_validation_split(monkeypatch: pytest.MonkeyPatch, tmp
                                   "score": [0.2, 1.0]})
 
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tmp_path))  # no files here: the Hub is the fallback
+    reload_settings()
     monkeypatch.setattr(data, "hub_reachable", lambda *args, **kwargs: True)
     monkeypatch.setattr("datasets.load_dataset", fake_load)
     data._hub_sts.cache_clear()

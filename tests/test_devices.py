@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo.encoding.devices import Hardware, choose
 
 H100 = Hardware(cuda=True, cuda_name="NVIDIA H100", cuda_bf16=True, cpu_bf16=True, cpu_threads=16)
@@ -95,12 +97,15 @@ def test_current_reads_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(devices, "detect_hardware", lambda: CPU_BF16)
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
     monkeypatch.setenv("SBERT_DEMO_DEVICE", "auto")
+    reload_settings()
     assert devices.current().precision == "bf16"
     assert devices.current(matmul_heavy=False).precision == "fp32"
     assert devices.current(precision="fp32").precision == "fp32"
     monkeypatch.setenv("SBERT_DEMO_DEVICE", "cuda")
+    reload_settings()
     with pytest.raises(ValueError, match="CUDA was requested"):
         devices.current()
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "fp8")
     with pytest.raises(ValueError, match="SBERT_DEMO_PRECISION='fp8' is not valid"):
+        reload_settings()
         devices.current()

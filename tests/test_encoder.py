@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo.shared import BoundedCache
 
 from sbert_demo.encoding import embedding_cache, encoder, model_cache
@@ -346,6 +348,7 @@ def test_unusable_cache_folder(tiny_sbert_in_models, tmp_path, monkeypatch, capl
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("SBERT_DEMO_CACHE", str(blocker / "cache"))
+    reload_settings()
     check_cache_off_but_encoding_works(tiny_sbert_in_models, caplog, "is off (")
 
 

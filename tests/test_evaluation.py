@@ -186,7 +186,9 @@ def test_cli_eval_unavailable_model_is_a_row(tiny_sbert_in_models, tmp_path: Pat
 
 
 def test_cli_models_lists_every_key(tiny_sbert_in_models, capsys) -> None:
-    from sbert_demo.models.entries import BUILTIN
+    from sbert_demo.models.kinds import builtin_entries
+
+    BUILTIN = builtin_entries()
 
     assert cli.main(["models"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -21,6 +21,8 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
+
+from sbert_demo.config import reload_settings
 from conftest import train_form
 
 from sbert_demo.benchmark.evaluation import evaluate
@@ -358,6 +360,7 @@ def test_sts_markup_in_sentences_and_model_names_is_shown_as_text(tmp_path: Path
 def test_sts_refuses_requests_it_cannot_run(tiny_sts_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                             dataset, path, models, words) -> None:
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tiny_sts_dir))
+    reload_settings()
     if words:
         refused(sts_tab.run_sts, dataset, path, models, words=words)
     else:  # one unknown key given as text: one row saying so
@@ -561,6 +564,7 @@ def test_the_server_answers_hostile_api_calls_with_messages_and_keeps_serving(
     from sbert_demo.ui.app import build_app, configure_queue
 
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tiny_sts_dir))
+    reload_settings()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -621,6 +625,7 @@ def test_a_broken_cache_folder_is_reported_once_and_exploring_still_works(tmp_pa
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("SBERT_DEMO_CACHE", str(blocker / "cache"))
+    reload_settings()
     warnings: list[str] = []
     monkeypatch.setattr(common.gr, "Warning", lambda message, *a, **k: warnings.append(message))
     text = "pets | A cat sleeps.\npets | A kitten naps.\nmoney | Stocks fell today."

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from sbert_demo.config import reload_settings
 from test_browser import (  # noqa: F401  (browser is a fixture)
     THREE,
     VIEWPORT,
@@ -43,6 +45,7 @@ def gap_of(found: dict[str, float], name: str) -> float:
 def test_a_whole_visit(browser, journey_app: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     url, models_dir = journey_app
     monkeypatch.setenv("SBERT_DEMO_MODELS", str(models_dir))  # so this process's registry sees what the app trains
+    reload_settings()
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.set_default_timeout(120_000)

@@ -12,6 +12,8 @@ import logging
 import numpy as np
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo.encoding import devices, model_cache, onnx_export
 from sbert_demo.encoding.devices import Hardware, choose
 from sbert_demo.encoding.encoder import encode
@@ -59,6 +61,7 @@ def test_impossible_runtime_requests_are_sentences(hardware, kwargs, words):
 def onnx_auto(monkeypatch):
     """The app's defaults on a CPU without native bf16 (like the AMD EPYC this was measured on)."""
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
+    reload_settings()
     monkeypatch.setattr(devices, "detect_hardware", lambda: AVX2)
 
 

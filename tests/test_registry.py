@@ -10,11 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo import hub
 from sbert_demo.encoding.encoder import encode
 from sbert_demo.models import assets
 from sbert_demo.models import local as local_models
-from sbert_demo.models.entries import BUILTIN, FAMILIES, KINDS, POOLINGS
+from sbert_demo.models.entries import FAMILIES, POOLINGS
+from sbert_demo.models.kinds import KINDS, builtin_entries
+
+BUILTIN = builtin_entries()
 from sbert_demo.models.registry import get_registry
 
 BERT_KEYS = ["bert-base-uncased-mean", "bert-base-uncased-cls", "bert-base-uncased-max"]
@@ -85,6 +90,7 @@ def test_hanging_hub_probe_is_cut_short(monkeypatch: pytest.MonkeyPatch) -> None
     """Without HF_HUB_OFFLINE, a probe stuck in DNS must not freeze the listing."""
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setenv("SBERT_DEMO_HUB_TIMEOUT", "0.3")
+    reload_settings()
     monkeypatch.setattr(hub, "_probe", lambda timeout: time.sleep(30) or True)
     registry = get_registry()
     started = time.perf_counter()
@@ -96,6 +102,7 @@ def test_hanging_hub_probe_is_cut_short(monkeypatch: pytest.MonkeyPatch) -> None
 def test_unreachable_endpoint_is_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the discard port: connection refused
+    reload_settings()
     started = time.perf_counter()
     assert hub.hub_reachable() is False
     assert time.perf_counter() - started < 3
@@ -277,6 +284,7 @@ def test_add_hub_id_offline_answers_quickly() -> None:
 def test_add_hub_id_with_a_hanging_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setenv("SBERT_DEMO_HUB_TIMEOUT", "0.3")
+    reload_settings()
     monkeypatch.setattr(hub, "_probe", lambda timeout: time.sleep(30) or True)
     started = time.perf_counter()
     with pytest.raises(ValueError, match="needs the Hugging Face Hub"):

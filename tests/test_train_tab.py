@@ -11,6 +11,8 @@ from pathlib import Path
 
 import gradio as gr
 import pytest
+
+from sbert_demo.config import reload_settings
 from conftest import train_form
 
 from sbert_demo.training import DISABLED, JobSnapshot, TrainConfig, TrainingJobs
@@ -47,6 +49,7 @@ def nli_data(tiny_sts_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                                                   in enumerate(NLI_ROWS))]
     (tiny_sts_dir / "nli" / "tiny.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tiny_sts_dir))
+    reload_settings()
     return tiny_sts_dir
 
 
@@ -96,6 +99,7 @@ def test_the_tab_builds_with_its_endpoints_and_a_base_model_refresher() -> None:
 
 def test_switched_off_the_tab_still_shows_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SBERT_DEMO_ALLOW_TRAINING", "0")
+    reload_settings()
     with gr.Blocks() as demo:
         train_tab.build_tab()
     blocks = list(demo.blocks.values())

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo.encoding import devices
 from sbert_demo.models.registry import get_registry
 from sbert_demo.training import jobs as jobs_module
@@ -81,6 +83,7 @@ def train_data(tiny_sts_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     lines += [f'{i},"{p}","{h}",{label}' for i, (p, h, label) in enumerate(NLI_ROWS)]
     (nli / "tiny.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tiny_sts_dir))
+    reload_settings()
     return tiny_sts_dir
 
 
@@ -175,12 +178,14 @@ def test_defaults_suit_the_kind_and_device(tiny_key: str) -> None:
 ])
 def test_precision_flags_follow_the_hardware(hardware, kind: str, expected: dict, monkeypatch) -> None:
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")  # conftest pins fp32 for inference
+    reload_settings()
     choice = training_device("auto", kind, hardware, device="auto")
     assert precision_flags(choice) == expected
 
 
 def test_explicit_precision_setting_wins_over_auto(monkeypatch) -> None:
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "fp32")
+    reload_settings()
     choice = training_device("auto", "transformer", devices.Hardware(cuda=True, cuda_bf16=True), device="auto")
     assert choice.precision == "fp32"
     assert training_device("bf16", "transformer", devices.Hardware(cpu_bf16=True), device="cpu").precision == "bf16"
@@ -193,6 +198,7 @@ def test_mixed_precision_on_mps_is_refused() -> None:
 
 def test_training_arguments_on_gpu_and_cpu(tiny_key: str, monkeypatch) -> None:
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
+    reload_settings()
     config = tiny_config(tiny_key, "cosine")
     gpu = training_device("auto", "transformer", devices.Hardware(cuda=True, cuda_bf16=True), device="auto")
     plan = schedule(config, 10, "transformer", gpu.device)
@@ -351,6 +357,7 @@ def test_cli_trains_and_prints_the_table(tiny_key: str, capsys) -> None:
 
 def test_jobs_refuse_when_training_is_switched_off(tiny_key: str, monkeypatch) -> None:
     monkeypatch.setenv("SBERT_DEMO_ALLOW_TRAINING", "0")
+    reload_settings()
     manager = jobs_module.TrainingJobs()
     with pytest.raises(ValueError, match="switched off"):
         manager.start(tiny_config(tiny_key, "cosine"))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo.models.registry import get_registry
 from sbert_demo.training.runner import apply_thread_limit, run_training
 from sbert_demo.training.settings import config_for
@@ -20,6 +22,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def real_data(shipped_data, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)  # the default: the data shipped in data/
+    reload_settings()
     import torch
 
     threads = torch.get_num_threads()
@@ -39,6 +42,7 @@ def test_siamese_glove_nli_softmax_beats_the_average(real_data) -> None:
 
 def test_minilm_cosine_on_stsb_train(real_data, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")  # the deployment default (bf16 on native-bf16 CPUs)
+    reload_settings()
     apply_thread_limit("sentence-transformers")
     config = config_for("all-MiniLM-L6-v2", "cosine", "minilm-stsb", batch_size=16, learning_rate=2e-5)
     result = run_training(config)

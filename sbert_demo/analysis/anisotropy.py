@@ -24,12 +24,13 @@ from ..benchmark.evaluation import pair_cosines
 from ..data.benchmarks import sts_split
 from ..encoding.encoder import encode
 from ..models.registry import Registry, get_registry, requested_keys
+from ..views import VIEWS
 
 N_RANDOM = 2000
 SEED = 0
 SIMILAR = 4.0  # gold score at or above: similar
 UNRELATED = 1.0  # at or below: unrelated
-MAX_MODELS = 4
+MAX_MODELS = VIEWS["cone"].max_models
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,12 @@ from ..encoding import model_cache
 from ..encoding.encoder import fitted_fix
 from ..explore.similarity import normalize_rows
 from ..models.registry import Registry, get_registry, requested_keys
+from ..views import VIEWS
 from .tokens import SentenceTokens, leave_one_out_vectors, pooled_tokens, stop_word
 
 logger = logging.getLogger(__name__)
 
-MAX_MODELS = 4
+MAX_MODELS = VIEWS["why"].max_models
 MAX_TOKENS = 512  # per sentence: a 512 x 512 map is the most a page (and a JSON file) carries well
 MAX_CHARS = 20_000
 TOP_PAIRS = 10

@@ -6,18 +6,17 @@ exit status 2, never a traceback. One module per group of commands: :mod:`.evalu
 ``eval``), :mod:`.analysis` (``explain``, ``anisotropy``), :mod:`.train` (``train``); :mod:`.output`
 formats what they print.
 
-May import: config, shared, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training.
+May import: config, shared, views, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Sequence
 
-from ..config import quiet_libraries
+from ..config import Settings, quiet_libraries, use_settings
 from . import analysis, evaluate, train
 
 logger = logging.getLogger(__name__)
@@ -40,14 +39,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.data_dir = getattr(args, "data_dir_sub", None) or args.data_dir
-    if args.data_dir:
-        os.environ["SBERT_DEMO_DATA"] = args.data_dir  # training and evaluation read it from settings
-    if args.fit_sentences:
-        os.environ["SBERT_DEMO_FIT_SENTENCES"] = args.fit_sentences
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     quiet_libraries(args.verbose)
     try:
-        return args.run(args)
+        # The flags win over the environment for this command; every layer reads them from settings().
+        chosen = Settings.from_environment(data_dir=args.data_dir or None, fit_sentences=args.fit_sentences or None)
+        with use_settings(chosen):
+            return args.run(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -35,7 +35,7 @@ def _load_pairs(args: argparse.Namespace):
         for problem in pairs.problems:
             print(f"warning: {problem}", file=sys.stderr)
         return pairs
-    return sts_split(args.split, args.data_dir)
+    return sts_split(args.split)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

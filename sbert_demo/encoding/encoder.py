@@ -28,6 +28,7 @@ import numpy as np
 
 from ..models import loading
 from ..models.entries import ModelEntry
+from ..models.kinds import kind_of
 from ..models.registry import Registry, get_registry
 from . import devices, fixes, model_cache
 from .embedding_cache import embedding_cache
@@ -127,7 +128,7 @@ def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
     import torch
 
     model = loaded.model
-    limit = model.max_seq_length if loaded.entry.kind != "glove" else None
+    limit = model.max_seq_length if kind_of(loaded.entry).token_limited else None
     # Cutting absurdly long texts first bounds tokenizer work; the model would see only the first
     # ``limit`` tokens anyway, and no word piece is longer than 100 characters.
     clipped = [t[: limit * 100] if limit else t for t in texts]

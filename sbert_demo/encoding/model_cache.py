@@ -19,6 +19,7 @@ from typing import Any
 from ..config import settings
 from ..models import loading
 from ..models.entries import ModelEntry
+from ..models.kinds import kind_of
 from ..models.registry import Registry
 from ..shared import BoundedCache, process_wide
 from . import devices
@@ -62,7 +63,7 @@ def runtime_for(entry: ModelEntry, identity: str | None, precision: str | None =
     """Where and how ``entry`` runs now: the settings' choice, unless its ONNX artefact failed to build
     (int8 then falls back to ONNX fp32, fp32 to PyTorch fp32). ``backend="torch"`` asks for the
     ``SentenceTransformer`` itself (e.g. to read its token embeddings)."""
-    matmul_heavy = entry.kind != "glove"
+    matmul_heavy = kind_of(entry).matmul_heavy
     choice = devices.current(matmul_heavy=matmul_heavy, precision=precision, fast=fast, backend=backend)
     if choice.backend != "onnx":
         return choice

@@ -26,12 +26,13 @@ from ..encoding.encoder import encode, fingerprint
 from ..models.entries import ModelEntry
 from ..models.registry import Registry, get_registry, requested_keys
 from ..shared import BoundedCache
+from ..views import VIEWS
 from .projection import CLUSTER_METHODS, Clustering, Projection, auto_clusters, cluster_agreement, project_2d
 from .similarity import SimilaritySummary, cosine_matrix, rank_against, summarize
 
 logger = logging.getLogger(__name__)
 
-MAX_MODELS = 4  # side-by-side columns stay readable up to four
+MAX_MODELS = VIEWS["explore"].max_models
 MAX_SENTENCES = 500  # beyond this a heatmap is an unreadable blur and slow to draw
 Progress = Callable[[float, str], None]  # (fraction done, what is happening)
 RESULTS_KEPT = 64  # finished per-model explorations kept in memory (each <= ~2 MB at 500 sentences)

@@ -200,3 +200,48 @@ def ensure_mpnet() -> Path:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+# --- one interface for every packaged model, by name (registry entries name their ``asset``) --------
+
+ASSETS = ("minilm", "mpnet", "glove")
+
+
+def asset_location(name: str) -> Path | None:
+    """Where the packaged model ``name`` loads from when it is installed, else None.
+
+    For mpnet that is the join folder, offered as soon as the pieces are installed (joined on first
+    load, :func:`prepare_asset`); for GloVe the vectors file.
+    """
+    if name == "minilm":
+        return minilm_folder()
+    if name == "mpnet":
+        return mpnet_folder() if mpnet_ready() or mpnet_parts() else None
+    if name == "glove":
+        files = glove_files()
+        return files[0] if files else None
+    raise ValueError(f"Unknown packaged model {name!r}; packaged models: {', '.join(ASSETS)}.")
+
+
+def asset_files(name: str) -> tuple[Path, ...]:
+    """The files whose sizes and times fingerprint the packaged model (after :func:`prepare_asset`)."""
+    if name == "glove":
+        return glove_files() or ()
+    location = asset_location(name)
+    return (location,) if location is not None else ()
+
+
+def prepare_asset(name: str) -> Path | None:
+    """Make the packaged model ready to load (joins the mpnet pieces once); its location."""
+    if name == "mpnet":
+        return ensure_mpnet()
+    return asset_location(name)
+
+
+def read_asset_file(name: str, relative: str) -> bytes | None:
+    """One small file of a packaged model, without preparing it (mpnet: read from the pieces)."""
+    if name == "mpnet" and not mpnet_ready():
+        return read_mpnet_member(relative)
+    location = asset_location(name)
+    path = location / relative if location is not None and location.is_dir() else None
+    return path.read_bytes() if path is not None and path.is_file() else None

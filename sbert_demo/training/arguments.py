@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from ..encoding import devices
+from ..models.kinds import kind_of
 from .settings import TrainConfig
 
-CURVE_POINTS = {"cpu": 4, "glove": 10, "gpu": 10}  # dev evaluations per run when eval_steps is 0
+CURVE_POINTS = {"cpu": 4, "cheap": 10, "gpu": 10}  # dev evaluations per run when eval_steps is 0
 CURVE_PAIRS = 500  # STSb dev pairs scored during training by transformers on a CPU (else all 1,500)
 LOSS_POINTS = 100  # loss values per run, about
 
@@ -46,9 +47,14 @@ def schedule(config: TrainConfig, examples: int, kind: str, device: str) -> Sche
     if config.eval_steps:
         eval_steps = config.eval_steps
     else:
-        points = CURVE_POINTS["glove" if kind == "glove" else "cpu" if device == "cpu" else "gpu"]
+        points = CURVE_POINTS["cheap" if _cheap(kind) else "cpu" if device == "cpu" else "gpu"]
         eval_steps = max(1, math.ceil(total / points))
     return Schedule(per_epoch, total, warmup, eval_steps, max(1, total // LOSS_POINTS))
+
+
+def _cheap(kind: str) -> bool:
+    """Whether the kind's model encodes at table-look-up speed (word vectors: no matrix products)."""
+    return not kind_of(kind).matmul_heavy
 
 
 def curve_size(kind: str, device: str) -> int | None:
@@ -56,7 +62,7 @@ def curve_size(kind: str, device: str) -> int | None:
 
     Scoring all 1,500 dev pairs with MiniLM on one CPU thread takes ~5 s (bf16); 500 pairs ~1.6 s.
     """
-    return None if kind == "glove" or device != "cpu" else CURVE_PAIRS
+    return None if _cheap(kind) or device != "cpu" else CURVE_PAIRS
 
 
 def precision_flags(choice: devices.DeviceChoice) -> dict[str, bool]:

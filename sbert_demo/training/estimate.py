@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..models import assets
+from ..models.kinds import kind_of
 from .settings import TrainConfig
 
 MINILM_COST = 384 * 384 * 6  # hidden² x layers of all-MiniLM-L6-v2
@@ -56,13 +58,20 @@ class Estimate:
         return self.startup_s + self.before_s + self.training_s + self.curve_s + self.save_s + self.after_s
 
 
+BASE_SIZE = 8.0  # a BERT-base-sized transformer (hidden 768, 12 layers) relative to MiniLM-L6
+
+
 def _relative_size(entry, location: Path | None) -> float:
-    """Compute per text relative to all-MiniLM-L6-v2, from the model's config.json when readable."""
+    """Compute per text relative to all-MiniLM-L6-v2, from the model's config.json when readable (a
+    packaged model's before it is prepared); a BERT-base-sized model when there is none yet (Hub)."""
     try:
-        config = json.loads((location / "config.json").read_text(encoding="utf-8"))
+        text = (location / "config.json").read_bytes() if location is not None and location.is_dir() else None
+        if text is None and entry.asset is not None:
+            text = assets.read_asset_file(entry.asset, "config.json")
+        config = json.loads(text)
         return config["hidden_size"] ** 2 * config["num_hidden_layers"] / MINILM_COST
     except (OSError, ValueError, KeyError, TypeError):  # no local copy yet (Hub), or not a transformer
-        return 1.0 if "MiniLM-L6" in entry.key else 8.0
+        return BASE_SIZE
 
 
 def _examples(config: TrainConfig) -> int:
@@ -83,7 +92,7 @@ def _examples(config: TrainConfig) -> int:
 
 
 def _costs(config: TrainConfig, kind: str, device: str, precision: str, size: float) -> dict[str, float]:
-    if kind == "glove":
+    if not kind_of(kind).matmul_heavy:  # a word-vector average: look-ups, not matrix products
         costs = dict(GLOVE)
     else:
         base = MINILM_CPU["bf16" if precision == "bf16" else "fp32"]

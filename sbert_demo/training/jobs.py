@@ -74,7 +74,8 @@ class _Job:
             [sys.executable, "-m", "sbert_demo.training.worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, env=env, text=True, encoding="utf-8", bufsize=1,
         )
-        request = {"config": self.config.as_dict(), "entry": asdict(self.entry) if self.entry else None}
+        request = {"config": self.config.as_dict(), "entry": asdict(self.entry) if self.entry else None,
+                   "settings": settings().as_dict()}
         self._write(json.dumps(request))
         self.monitor.start()
 

@@ -1,4 +1,4 @@
-"""The model a run trains, built fresh from a registry entry (never the shared cached copy).
+"""The model a run trains, built fresh by its kind from a registry entry (never the shared cached copy).
 
 * a sentence-transformers model (SBERT, or one trained here before) as it is;
 * a plain transformer (BERT, a local folder) with the pooling the config asks for;
@@ -18,41 +18,28 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..models.loading import build_glove_model, build_model
+from ..models.kinds import kind_of
 from ..models.registry import get_registry
 from .settings import TrainConfig
 
 logger = logging.getLogger(__name__)
 
 
-def _activation(name: str) -> Any:
-    import torch
-
-    return {"tanh": torch.nn.Tanh(), "relu": torch.nn.ReLU(), "identity": torch.nn.Identity()}[name]
-
-
 def build_trainable_model(config: TrainConfig, device: str) -> Any:
-    """A new ``SentenceTransformer`` for ``config.base`` on ``device``, ready to train.
-
-    Call after seeding: the dense layer of the GloVe model is randomly initialised.
+    """A new ``SentenceTransformer`` for ``config.base`` on ``device``, ready to train: built by the
+    base model's kind (:meth:`~sbert_demo.models.kinds.base.ModelKind.trainable_model`) with the
+    run's settings. Call after seeding: a new dense layer starts from random weights.
     """
-    from sentence_transformers.sentence_transformer.modules import Dense, Pooling, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
     registry = get_registry()
     entry = registry.get(config.base)
     status = registry.availability(entry)
-    if entry.kind == "glove":
-        model = build_glove_model(device)
-        words = model[0]
-        words.emb_layer.weight.requires_grad = False  # frozen, as sentence-transformers' default
-        dimension = model.get_embedding_dimension()
-        model.append(Dense(dimension, config.dense_dim, activation_function=_activation(config.dense_activation)))
-        model.to(device)
-    elif entry.kind == "transformer":
-        entry = _with_pooling(entry, config.pooling)
-        model = build_model(entry, status, device)
-    else:
-        model = build_model(entry, status, device)
+    if not status.available:
+        raise ValueError(status.reason or f"{entry.label} is not available.")
+    kind = kind_of(entry)
+    kind.prepare(entry, status)
+    model = kind.trainable_model(entry, status, device, config.as_dict())
     if config.max_seq_length is not None and isinstance(model[0], Transformer):
         model.max_seq_length = min(config.max_seq_length, _position_limit(model))
     if not any(isinstance(module, Pooling) for module in model):
@@ -61,12 +48,6 @@ def build_trainable_model(config: TrainConfig, device: str) -> Any:
     model.model_card_data.local_files_only = True
     model.model_card_data.generate_widget_examples = False
     return model
-
-
-def _with_pooling(entry: Any, pooling: str) -> Any:
-    from dataclasses import replace
-
-    return replace(entry, pooling=pooling) if pooling else entry
 
 
 def _position_limit(model: Any) -> int:

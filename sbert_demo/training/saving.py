@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import settings
-from ..models.entries import BUILTIN
+from ..models.kinds import builtin_entries
 from ..models.local import CARD_FILE, folder_problem
 
 logger = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def sanitize_model_name(name: str) -> str:
         raise ValueError(f"The model name {text!r} may only contain letters, digits, '-', '_' and '.'.")
     if text.split(".")[0].upper() in _WINDOWS_RESERVED:
         raise ValueError(f"{text!r} is a reserved device name on Windows; choose another model name.")
-    if text.lower() in {entry.key.lower() for entry in BUILTIN}:
+    if text.lower() in {entry.key.lower() for entry in builtin_entries()}:
         raise ValueError(f"{text!r} is the name of a built-in model; choose another name for the trained one.")
     return text
 

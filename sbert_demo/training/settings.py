@@ -26,6 +26,7 @@ from typing import Any
 from ..config import PRECISIONS, settings
 from ..encoding import devices
 from ..models.entries import POOLINGS
+from ..models.kinds import kind_of
 from ..models.registry import get_registry
 from .saving import output_folder
 
@@ -42,6 +43,8 @@ ACTIVATIONS = ("tanh", "relu", "identity")
 MAX_EPOCHS = 100
 MAX_BATCH = 4096
 MAX_SEQ_LENGTH = 8192
+# Settings only some kinds of model train with (a kind lists its own in ``train_fields``).
+KIND_FIELDS = frozenset({"pooling", "max_seq_length", "dense_dim", "dense_activation"})
 
 
 @dataclass(frozen=True)
@@ -88,16 +91,11 @@ class TrainConfig:
         return cls(**{k: v for k, v in values.items() if k in known})
 
     def hyperparameters(self, kind: str = "transformer") -> dict[str, Any]:
-        """The settings a model card lists: those that apply to this objective and model kind."""
-        skip = {"base", "objective", "output", "data", "overwrite"}
+        """The settings a model card lists: those that apply to this objective and to the base model's
+        kind (``kind``: its name; a kind's own settings are its ``train_fields``)."""
+        skip = {"base", "objective", "output", "data", "overwrite"} | (KIND_FIELDS - kind_of(kind).train_fields)
         if self.objective != "nli-softmax":
             skip.add("concatenation")
-        if kind != "glove":
-            skip |= {"dense_dim", "dense_activation"}
-        if kind != "transformer":
-            skip.add("pooling")
-        if kind == "glove":
-            skip.add("max_seq_length")
         return {k: v for k, v in self.as_dict().items() if k not in skip}
 
     def validate(self) -> TrainConfig:
@@ -186,21 +184,9 @@ def _check_int(what: str, value: object, low: int, high: int) -> None:
 
 
 def defaults_for(kind: str, device: str) -> dict[str, Any]:
-    """Hyperparameters that suit a base model's kind (registry ``kind``) on ``device``.
-
-    Transformers follow the SBERT paper (batch 16, lr 2e-5, 10 % warm-up) on the CPU, with NLI
-    capped at 10,000 pairs so a run takes minutes; on a GPU the batch doubles and all pairs are
-    used. The GloVe average trains only a 50→256 dense layer (and the softmax classifier), which
-    wants a far larger learning rate (measured here: lr 1e-3, batch 32 lifts STSb test 55.6 → 58.8).
-    """
-    if kind == "glove":
-        return {"batch_size": 32, "learning_rate": 1e-3, "warmup_ratio": 0.1, "max_pairs": None,
-                "max_seq_length": None}
-    if device == "cpu":
-        return {"batch_size": 16, "learning_rate": 2e-5, "warmup_ratio": 0.1, "max_pairs": 10_000,
-                "max_seq_length": 128}
-    return {"batch_size": 32, "learning_rate": 2e-5, "warmup_ratio": 0.1, "max_pairs": None,
-            "max_seq_length": None}
+    """Hyperparameters that suit a base model's kind (its name) on ``device``: the kind says
+    (:meth:`~sbert_demo.models.kinds.base.ModelKind.training_defaults`)."""
+    return kind_of(kind).training_defaults(device)
 
 
 def _refuse_fixed(entry) -> None:
@@ -232,13 +218,10 @@ def training_threads(kind: str | None = None) -> int:
     one thread than on two (its ops are tiny, and OpenMP threads spin waiting for a busy core), and
     MiniLM training (bf16) ran 64 pairs/s on one thread against 42 on two.
     """
-    value = os.environ.get("SBERT_DEMO_TRAIN_THREADS", "").strip()
-    if value:
-        try:
-            return max(1, int(value))
-        except ValueError:
-            raise ValueError(f"SBERT_DEMO_TRAIN_THREADS={value!r} is not a whole number.") from None
-    if kind == "glove":
+    chosen = settings().train_threads
+    if chosen:
+        return chosen
+    if kind is not None and not kind_of(kind).matmul_heavy:
         return 1
     return max(1, (os.cpu_count() or 2) - 1)
 
@@ -260,7 +243,7 @@ def training_device(precision: str, kind: str, hardware: devices.Hardware | None
     precision = config.precision if precision == "auto" else precision
     if precision == "int8":  # an inference-only setting (ONNX weights); training follows the hardware
         precision = "auto"
-    choice = devices.choose(hardware, device or config.device, precision, matmul_heavy=kind != "glove",
+    choice = devices.choose(hardware, device or config.device, precision, matmul_heavy=kind_of(kind).matmul_heavy,
                             backend="torch")
     if choice.device == "mps" and choice.precision != "fp32":
         raise ValueError("Mixed-precision training on Apple MPS is not supported; use precision fp32 or auto.")

@@ -2,7 +2,8 @@
 
 Protocol (text, one JSON document per line):
 
-* stdin, first line: ``{"config": {...TrainConfig...}, "entry": {...ModelEntry...} | null}``;
+* stdin, first line: ``{"config": {...TrainConfig...}, "entry": {...ModelEntry...} | null,
+  "settings": {...Settings...}}`` (the app's settings: the child does not read them again);
   then ``cancel`` lines. End of input (the app closed the pipe or died) also cancels, so a run
   never outlives the app that started it.
 * stdout: events ``[method, [args...]]`` replayed into the job's state (see
@@ -63,9 +64,8 @@ def run(request: dict[str, Any], reporter: Any, cancel: threading.Event) -> tupl
         return "failed", [f"Training failed unexpectedly ({type(exc).__name__}: {exc}); see the server log."]
 
 
-def _yield_cpu_to_the_app() -> None:
+def _yield_cpu_to_the_app(niceness: int) -> None:
     """Run below the web server's priority: when both want the CPU, people exploring go first."""
-    niceness = int(os.environ.get("SBERT_DEMO_TRAIN_NICE", "10") or 0)
     if niceness > 0 and hasattr(os, "nice"):
         try:
             os.nice(niceness)
@@ -78,10 +78,10 @@ def main() -> int:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt the events
     sys.stdout = sys.stderr
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    _yield_cpu_to_the_app()
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from ..config import Settings, quiet_libraries, use_settings
     from .reporting import JsonLinesReporter
+
+    quiet_libraries()
 
     reporter = JsonLinesReporter(events)
     line = sys.stdin.readline()
@@ -89,10 +89,13 @@ def main() -> int:
     threading.Thread(target=_watch_stdin, args=(sys.stdin, cancel), daemon=True).start()
     try:
         request = json.loads(line)
-    except ValueError:
+        chosen = Settings.from_dict(request["settings"])  # the app's settings, handed down with the job
+    except (ValueError, KeyError, TypeError):
         reporter.send("failed", ["The training process got no valid request."])
         return 2
-    reporter.send(*run(request, reporter, cancel))
+    _yield_cpu_to_the_app(chosen.train_nice)
+    with use_settings(chosen):
+        reporter.send(*run(request, reporter, cancel))
     return 0
 
 

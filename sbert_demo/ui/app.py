@@ -14,6 +14,7 @@ import threading
 
 import gradio as gr
 
+from ..views import SIAMESE_MODEL
 from . import explore, figure_export, models, sts, talk, why
 from .links import TabParts
 from .model_select import Refresher, keep_in_sync
@@ -22,7 +23,7 @@ from .sharing import wire_links
 logger = logging.getLogger(__name__)
 
 TITLE = "SBERT demo: sentence similarity, naive vs. siamese"
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_MODEL = SIAMESE_MODEL  # warmed up in the STS tab's runtime
 QUEUE_MAX_SIZE = 64  # waiting events beyond this are refused with "queue full" instead of piling up
 DEFAULT_CONCURRENCY = 2  # the machine has few cores; more parallel encodes only slow each other down
 MAX_FILE_SIZE = "20mb"

@@ -23,6 +23,7 @@ import gradio as gr
 from gradio.context import LocalContext
 
 from ..encoding.embedding_cache import embedding_cache
+from ..models.kinds import EMBEDS, kind_of
 from ..models.registry import get_registry
 from ..models.variants import STANDARD_FIXES, variant_entry
 from ..shared import BoundedCache
@@ -118,23 +119,28 @@ def warn_once_about_the_cache() -> None:
         gr.Warning(html.escape(notice))
 
 
-def model_choices(available_only: bool = False, fixes: bool = False) -> list[tuple[str, str]]:
+def model_choices(available_only: bool = False, fixes: bool = False, needs: str | None = None) -> list[tuple[str, str]]:
     """``(label, key)`` pairs for model dropdowns, asked fresh from the registry each time.
 
-    Unavailable models stay listed (marked) so users learn why they cannot be used. ``fixes`` adds,
-    after them, the standard training-free variants (centred, all-but-the-top 3, whitened) of every
-    available model; any other (``K+whiten128``) can be typed.
+    Unavailable models stay listed (marked) so users learn why they cannot be used; models whose
+    kind lacks the capability the view ``needs`` are not offered (the view refuses them with a
+    sentence if they are asked for anyway). ``fixes`` adds, after them, the standard training-free
+    variants (centred, all-but-the-top 3, whitened) of every available model that embeds sentences;
+    any other (``K+whiten128``) can be typed.
     """
     registry = get_registry()
     choices, fixed = [], []
     for entry in registry.entries():
+        kind = kind_of(entry)
+        if needs is not None and not kind.can(needs):
+            continue
         available = registry.availability(entry).available
         if available_only and not available:
             continue
         family = {"fine-tuned": "trained here"}.get(entry.family, entry.family)
         mark = "" if available else " (unavailable)"
         choices.append((f"{entry.label} · {family}{mark}", entry.key))
-        if fixes and available:
+        if fixes and available and kind.can(EMBEDS):
             fixed += [(f"{variant.label} · training-free fix", variant.key)
                       for variant in (variant_entry(entry, fix) for fix in STANDARD_FIXES)]
     return choices + fixed

@@ -19,7 +19,7 @@ from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_SENTENCES, NO_LABEL, STS
 from ..explore import plots
 from ..explore.corpus_map import (DEFAULT_K, MAX_K, CorpusMap, ModelMap, map_corpus,
                                   sample_sentences, search)
-from ..explore.exploration import MAX_MODELS
+from ..views import VIEWS
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
@@ -28,7 +28,8 @@ SOURCES = [(f"{STSB_CORPUS} (built in)", "stsb"), ("my file", "file")]
 COLOURS = [("given labels", "labels"), ("k-means clusters", "clusters")]
 SEARCH_CHOICES = [("words", "words"), ("meaning (100 nearest)", "meaning")]
 NONE_CHOICE = ("(none: colour by clusters)", NO_LABEL)
-DEFAULT_MODELS = ("glove-6b-50d", "all-MiniLM-L6-v2")
+DEFAULT_MODELS = VIEWS["corpus"].default_models
+MAX_MODELS = VIEWS["corpus"].max_models
 SLOT_OUTPUTS = 3  # column, map, caption
 
 

@@ -20,6 +20,7 @@ from ..explore.exports import export_models
 from ..explore.exploration import MAX_MODELS, MAX_SENTENCES, Exploration, explore, format_sentences, rankings, request_key
 from ..explore.similarity import group_order
 from ..shared import BoundedCache
+from ..views import VIEWS
 from . import corpus, snippets
 from .common import action, user_errors, warn_once_about_the_cache
 from .links import TabParts
@@ -27,7 +28,7 @@ from .model_select import default_models, model_dropdown, picker
 
 COLOUR_CHOICES = [("given groups", "groups"), ("automatic clusters", "clusters")]
 CLUSTER_CHOICES = [("k-means (k by silhouette)", "kmeans"), ("HDBSCAN", "hdbscan")]
-DEFAULT_MODELS = ("glove-6b-50d", "all-MiniLM-L6-v2", "all-mpnet-base-v2")
+DEFAULT_MODELS = VIEWS["explore"].default_models
 SLOT_OUTPUTS = 6  # column, header, heatmap, ranking, map, map caption
 
 

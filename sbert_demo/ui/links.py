@@ -24,12 +24,10 @@ from urllib.parse import urlencode
 from ..data.examples import EXAMPLE_SETS
 from ..data.sentences import parse_sentences
 from ..models.registry import get_registry
+from ..views import MODEL_TABS, TABS, VIEWS
 
-TABS = ("explore", "corpus", "sts", "why", "train", "models", "talk")
-MODEL_TABS = ("explore", "corpus", "sts", "why")  # tabs whose model picker a link can fill
 SUB_TABS = {"corpus": "explore"}  # a link tab that is a part of another tab
 MAX_LINK_CHARS = 2000  # what every browser, chat app and slide tool keeps of a URL
-MAX_MODELS = {"explore": 4, "corpus": 4, "sts": 8, "why": 4}
 CHOICES = {"colour": ("groups", "clusters"), "clusters": ("kmeans", "hdbscan"), "data": ("dev", "test")}
 KNOWN = {"tab", "view", "set", "sentences", "models", "query", *CHOICES}
 
@@ -68,7 +66,7 @@ def _models(text: str, tab: str, notes: list[str]) -> list[str] | None:
             unknown.append(key)
     if unknown:
         notes.append(f"Ignored unknown model(s) {', '.join(repr(k[:60]) for k in unknown[:5])}; see the Models tab.")
-    limit = MAX_MODELS.get(tab, 4)
+    limit = VIEWS[tab].max_models if tab in VIEWS else VIEWS["explore"].max_models
     if len(keys) > limit:
         notes.append(f"Kept the first {limit} models; this tab compares at most {limit}.")
     return keys[:limit] or None

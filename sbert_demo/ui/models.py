@@ -10,6 +10,7 @@ import gradio as gr
 
 from ..models.entries import POOLINGS
 from ..models.info import looks_like_sentence_transformer, registry_rows
+from ..models.kinds import kind_of
 from ..models.registry import get_registry
 from . import snippets
 from .common import QUIET, action, user_errors
@@ -33,7 +34,7 @@ def list_models() -> dict:
 def add_model(name_or_path: str, pooling: str) -> str:
     entry = get_registry().add(name_or_path, pooling or "mean")
     where = get_registry().availability(entry).where
-    pooled = f", {entry.pooling} pooling" if entry.kind == "transformer" else ""
+    pooled = f", {entry.pooling} pooling" if kind_of(entry).pooling_choice else ""
     text = (f"Added {entry.key} ({entry.family}, {entry.kind}{pooled}) from {where}. "
             "It is now in the model lists of every tab.")
     return snippets.message(text, "ok")

@@ -16,6 +16,7 @@ from ..data.files import read_scored_pairs
 from ..data.records import ScoredPairs
 from ..explore.exports import write_table_csv
 from ..models.registry import get_registry, requested_keys
+from ..views import VIEWS
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
 from .links import TabParts
@@ -23,7 +24,7 @@ from .model_select import default_models, model_dropdown, picker
 
 DATASETS = [("STSb dev", "dev"), ("STSb test", "test"),
             ("Upload scored pairs", "upload")]
-MAX_MODELS = 8  # chosen models
+MAX_MODELS = VIEWS["sts"].max_models  # chosen models
 MAX_ROWS = 16  # models and their training-free variants
 MAX_SCATTERS = 12  # one scatter slot for each of the first rows that run
 FIXES = [("centred", "center"), ("all-but-the-top 3", "abtt3"), ("whitened", "whiten")]

@@ -31,10 +31,11 @@ from ..explore.similarity import cosine_matrix
 from ..models.registry import get_registry
 from ..training import config_for, training_jobs
 from ..training.curves import training_curves
+from ..views import VIEWS
 from .common import action, user_errors
 from .sts import bar_chart
 
-NAIVE, SIAMESE = "glove-6b-50d", "all-MiniLM-L6-v2"
+NAIVE, SIAMESE = VIEWS["talk"].default_models
 PAIR = ("A man is playing a guitar.", "Someone plays the guitar on stage.")
 TALK_MODEL = "talk-siamese-glove"
 FONT = 18

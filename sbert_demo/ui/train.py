@@ -36,6 +36,7 @@ from .train_form import (
     form_config,
     form_values,
     is_suggestion,
+    kind_fields,
     plan_for,
     suggested_name,
     trainable_choices,
@@ -86,17 +87,18 @@ def update_plan(*form: Any) -> str:
 def fill_defaults(base: str, objective: str, output: str, data: str) -> list:
     """The defaults for ``base`` + ``objective`` on this device, and which fields apply."""
     entry = get_registry().get(base)
+    shown = kind_fields(entry.key)
     defaults = config_for(base, objective, output or "unnamed")
     source = data if data == "upload" else DEFAULT_DATA[objective]
     name = suggested_name(entry.key, objective) if is_suggestion(output) else gr.skip()
     return [
-        gr.update(visible=entry.kind == "transformer", value=entry.pooling or "mean"),
+        gr.update(visible=shown["pooling"], value=entry.pooling or "mean"),
         gr.update(visible=objective == "nli-softmax"),
         source,
         gr.update(visible=source == "upload", label=UPLOAD_HINTS[objective]),
         defaults.max_pairs or 0, defaults.batch_size, defaults.learning_rate, defaults.warmup_ratio,
-        gr.update(visible=entry.kind != "glove", value=defaults.max_seq_length or 0),
-        gr.update(visible=entry.kind == "glove"),
+        gr.update(visible=shown["max_seq_length"], value=defaults.max_seq_length or 0),
+        gr.update(visible=shown["dense_dim"]),
         name,
         snippets.paragraph(OBJECTIVE_HELP[objective]),
     ]
@@ -190,7 +192,7 @@ def show_job() -> list:
 
 def _form(enabled: bool) -> dict[str, gr.components.Component]:
     """The settings, laid out; the initial values are the GloVe + NLI softmax run's defaults."""
-    glove = defaults_for("glove", "cpu")  # the same on every device; torch is not imported yet
+    glove = defaults_for(get_registry().get(DEFAULT_BASE).kind, "cpu")  # GloVe's: the same on every device
     on = {"interactive": enabled}
     fields: dict[str, gr.components.Component] = {}
     fields["base"] = gr.Dropdown(trainable_choices(), value=DEFAULT_BASE, label="Base model", allow_custom_value=True,

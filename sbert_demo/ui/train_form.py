@@ -15,15 +15,14 @@ from typing import Any
 import gradio as gr
 
 from ..config import settings
+from ..models.kinds import TRAINABLE, kind_of
 from ..models.registry import get_registry
 from ..training import OBJECTIVES, TrainConfig, config_for, device_label, estimate
+from ..views import VIEWS
 from . import snippets, train_view
 from .common import model_choices
 
-TRAINABLE_KINDS = ("transformer", "sentence-transformers", "glove")
-
-
-DEFAULT_BASE, DEFAULT_OBJECTIVE = "glove-6b-50d", "nli-softmax"
+DEFAULT_BASE, DEFAULT_OBJECTIVE = VIEWS["train"].default_models[0], "nli-softmax"
 
 
 OBJECTIVE_HELP = {
@@ -51,9 +50,15 @@ POOLING_CHOICES = [("mean", "mean"), ("[CLS]", "cls"), ("max", "max")]
 
 def trainable_choices() -> list[tuple[str, str]]:
     """``(label, key)`` of registry models that can be trained (unavailable ones marked)."""
-    registry = get_registry()
-    kinds = {entry.key: entry.kind for entry in registry.entries()}
-    return [(label, key) for label, key in model_choices() if kinds.get(key) in TRAINABLE_KINDS]
+    return model_choices(needs=TRAINABLE)
+
+
+def kind_fields(base: str) -> dict[str, bool]:
+    """Which of the kind-specific fields apply to ``base`` (its kind's ``train_fields``): the one
+    rule for showing them, whether the form is filled from defaults or from a running job."""
+    fields = kind_of(get_registry().get(base)).train_fields
+    return {"pooling": "pooling" in fields, "max_seq_length": "max_seq_length" in fields,
+            "dense_dim": "dense_dim" in fields}
 
 
 # All three at all times: Gradio checks a Radio's value against the choices it was built with, so
@@ -129,7 +134,7 @@ def plan_for(config: TrainConfig) -> str:
     from ..training.arguments import schedule
     from ..training.settings import training_device
 
-    kind = get_registry().get(config.base).kind
+    kind = get_registry().get(config.base).kind  # the kind's name, for the schedule
     label = device_label(config)
     guess = estimate(config)
     plan = schedule(config, guess.examples, kind, training_device(config.precision, kind).device)
@@ -139,13 +144,13 @@ def plan_for(config: TrainConfig) -> str:
 
 def form_values(config: TrainConfig) -> dict[str, Any]:
     """The form showing ``config`` (an uploaded file cannot be shown again, only that one was used)."""
-    kind = get_registry().get(config.base).kind
+    shown = kind_fields(config.base)
     objective = config.objective
     data = "upload" if config.data_is_file else config.data_source
     parts = [value for (_, value), used in zip(CONCAT_CHOICES, config.concat_flags()) if used]
     return {
         "base": config.base,
-        "pooling": gr.update(value=config.pooling, visible=kind == "transformer"),
+        "pooling": gr.update(value=config.pooling, visible=shown["pooling"]),
         "objective": objective,
         "concatenation": gr.update(value=parts, visible=objective == "nli-softmax"),
         "data": data,
@@ -155,11 +160,11 @@ def form_values(config: TrainConfig) -> dict[str, Any]:
         "batch_size": config.batch_size,
         "learning_rate": config.learning_rate,
         "warmup_ratio": config.warmup_ratio,
-        "max_seq_length": gr.update(value=config.max_seq_length or 0, visible=kind != "glove"),
+        "max_seq_length": gr.update(value=config.max_seq_length or 0, visible=shown["max_seq_length"]),
         "eval_steps": config.eval_steps,
         "seed": config.seed,
         "precision": config.precision,
-        "dense_dim": gr.update(value=config.dense_dim, visible=kind == "glove"),
+        "dense_dim": gr.update(value=config.dense_dim, visible=shown["dense_dim"]),
         "output": config.output,
         "overwrite": config.overwrite,
         "objective_help": snippets.paragraph(OBJECTIVE_HELP[objective]),

@@ -18,13 +18,14 @@ from ..data.examples import EXAMPLE_SETS
 from ..data.sentences import parse_sentences
 from ..explore import plots as explore_plots
 from ..models.registry import get_registry
+from ..views import VIEWS
 from . import snippets
 from .common import action, user_errors
 from .links import TabParts
 from .model_select import Refresher, model_dropdown, picker
 
-EXPLAIN_DEFAULTS = ("glove-6b-50d", "all-MiniLM-L6-v2")
-CONE_DEFAULTS = ("glove-6b-50d", "glove-6b-50d+whiten", "all-MiniLM-L6-v2")
+EXPLAIN_DEFAULTS = VIEWS["why"].default_models
+CONE_DEFAULTS = VIEWS["cone"].default_models
 PAIRS = [
     ["A man is playing a guitar.", "Someone plays the guitar on stage."],
     ["How can I lose weight quickly?", "What is the fastest way to slim down?"],
@@ -198,7 +199,7 @@ def _explain_section() -> tuple[Refresher, gr.Dropdown]:
             sentence_b = gr.Textbox(PAIRS[0][1], label="Sentence B", max_lines=4, elem_id="why-b")
             gr.Examples(PAIRS, [sentence_a, sentence_b], label="Pairs to try")
         with gr.Column(scale=2):
-            models = model_dropdown(_available(EXPLAIN_DEFAULTS), explanation.MAX_MODELS, label="Models (up to 4)",
+            models = model_dropdown(_available(EXPLAIN_DEFAULTS), explanation.MAX_MODELS, label=f"Models (up to {explanation.MAX_MODELS})",
                                     info="Variants such as glove-6b-50d+whiten are explained exactly too.",
                                     elem_id="why-models")
             run = gr.Button("Explain the similarity", variant="primary", size="lg", elem_id="why-explain")
@@ -217,7 +218,7 @@ def _cone_section() -> Refresher:
                 "STSb pairs. Naive vectors all point the same way, so every cosine is high.",
                 elem_classes="tab-intro")
     with gr.Row(equal_height=True):
-        models = model_dropdown(_available(CONE_DEFAULTS), cone.MAX_MODELS, label="Models (up to 4)",
+        models = model_dropdown(_available(CONE_DEFAULTS), cone.MAX_MODELS, label=f"Models (up to {cone.MAX_MODELS})",
                                 elem_id="why-cone-models")
         split = gr.Radio(SPLITS, value="train", label="Pairs from", scale=0, min_width=260)
         with gr.Column(scale=0, min_width=200):
