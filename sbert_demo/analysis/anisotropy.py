@@ -20,10 +20,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..benchmark.evaluation import pair_cosines
+from ..encoding.pair_scores import pair_cosines
 from ..data.benchmarks import sts_split
 from ..encoding.encoder import encode
-from ..models.registry import Registry, get_registry, requested_keys
+from ..models.kinds import EMBEDS
+from ..models.loading import ResolvedModel
+from ..models.per_model import ModelOutcome, Progress, chosen_models, resolve_for, run_per_model
+from ..models.registry import Registry
 from ..views import VIEWS
 
 N_RANDOM = 2000
@@ -34,16 +37,11 @@ MAX_MODELS = VIEWS["cone"].max_models
 
 
 @dataclass(frozen=True)
-class Anisotropy:
-    key: str
-    label: str
-    family: str
-    random: np.ndarray = field(repr=False)  # cosine of each random pair
-    similar: np.ndarray = field(repr=False)  # cosine of each gold-similar pair
-    unrelated: np.ndarray = field(repr=False)  # cosine of each gold-unrelated pair
+class Anisotropy(ModelOutcome):
+    random: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)  # cosine of each random pair
+    similar: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)  # ... of each gold-similar pair
+    unrelated: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)  # ... of each unrelated pair
     split: str = "train"
-    seconds: float = 0.0
-    runtime: str = ""
 
     @property
     def mean_random_cosine(self) -> float:
@@ -76,12 +74,14 @@ def random_pairs(count: int, n_random: int = N_RANDOM, seed: int = SEED) -> np.n
     return np.stack([first, second], axis=1)
 
 
-def anisotropy(model: str, split: str = "train", n_random: int = N_RANDOM, seed: int = SEED,
+def anisotropy(model: str | ResolvedModel, split: str = "train", n_random: int = N_RANDOM, seed: int = SEED,
                registry: Registry | None = None,
                progress: Callable[[int, int], None] | None = None) -> Anisotropy:
-    """Cosines of random, similar and unrelated STSb pairs for one model (raises ValueError)."""
-    registry = registry or get_registry()
-    entry = registry.get(model)
+    """Cosines of random, similar and unrelated STSb pairs for one model (raises ValueError).
+
+    ``progress(done, total)`` counts the distinct sentences encoded so far.
+    """
+    model = resolve_for(model, EMBEDS, "measure the cone of its sentence vectors", registry)
     if not 10 <= n_random <= 100_000:
         raise ValueError("The number of random pairs must be between 10 and 100,000.")
     started = time.perf_counter()
@@ -97,32 +97,26 @@ def anisotropy(model: str, split: str = "train", n_random: int = N_RANDOM, seed:
     texts = [*(sentences[i] for i in chosen.ravel()),
              *(pairs.sentences1[i] for i in similar), *(pairs.sentences2[i] for i in similar),
              *(pairs.sentences1[i] for i in unrelated), *(pairs.sentences2[i] for i in unrelated)]
-    encoded = encode(entry, texts, registry=registry, progress=progress)
+    encoded = encode(model, texts, registry=registry, progress=progress)
     vectors = encoded.embeddings
     r, s, u = 2 * n_random, len(similar), len(unrelated)
     random_cos = pair_cosines(vectors[0:r:2], vectors[1:r:2])
     similar_cos = pair_cosines(vectors[r : r + s], vectors[r + s : r + 2 * s])
     start = r + 2 * s
     unrelated_cos = pair_cosines(vectors[start : start + u], vectors[start + u : start + 2 * u])
-    return Anisotropy(key=entry.key, label=entry.label, family=entry.family, random=random_cos,
-                      similar=similar_cos, unrelated=unrelated_cos, split=split,
-                      seconds=time.perf_counter() - started, runtime=encoded.runtime)
+    return Anisotropy.of(model, random=random_cos, similar=similar_cos, unrelated=unrelated_cos, split=split,
+                         seconds=time.perf_counter() - started, runtime=encoded.runtime)
 
 
 def anisotropy_many(models: Sequence[str], split: str = "train", registry: Registry | None = None,
-                    progress: Callable[[str, int, int], None] | None = None,
-                    max_models: int = MAX_MODELS) -> list[Anisotropy | str]:
-    """One result per model, in order; a model that cannot run gives its reason (a str)."""
-    keys = requested_keys(models)
-    if not keys:
-        raise ValueError("Choose at least one model.")
-    if len(keys) > max_models:
-        raise ValueError(f"Choose at most {max_models} models at once; {len(keys)} are selected.")
-    results: list[Anisotropy | str] = []
-    for key in keys:
-        step = (lambda done, total, key=key: progress(key, done, total)) if progress else None
-        try:
-            results.append(anisotropy(key, split, registry=registry, progress=step))
-        except ValueError as exc:
-            results.append(f"{key}: {exc}")
-    return results
+                    progress: Progress | None = None, max_models: int = MAX_MODELS) -> list[Anisotropy]:
+    """One result per model, in order; a model that cannot run has ``error`` set."""
+    keys = chosen_models(models, max_models, "measure")
+
+    def run_one(model: ResolvedModel, step: Progress) -> Anisotropy:
+        label = model.entry.label
+        return anisotropy(model, split, registry=registry, progress=lambda done, total: step(
+            done / max(total, 1), f"{label}: {done:,} / {total:,} sentences"))
+
+    return run_per_model(keys, run_one, Anisotropy, progress=progress, purpose="measure the cone of its "
+                         "sentence vectors", registry=registry)

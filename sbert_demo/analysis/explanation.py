@@ -31,7 +31,10 @@ import numpy as np
 from ..encoding import model_cache
 from ..encoding.encoder import fitted_fix
 from ..explore.similarity import normalize_rows
-from ..models.registry import Registry, get_registry, requested_keys
+from ..models.kinds import EMBEDS
+from ..models.loading import ResolvedModel
+from ..models.per_model import ModelOutcome, Progress, chosen_models, resolve_for, run_per_model
+from ..models.registry import Registry
 from ..views import VIEWS
 from .tokens import SentenceTokens, leave_one_out_vectors, pooled_tokens, stop_word
 
@@ -44,22 +47,18 @@ TOP_PAIRS = 10
 
 
 @dataclass(frozen=True)
-class PairExplanation:
-    key: str
-    label: str
-    family: str
-    cosine: float
-    tokens_a: list[str]
-    tokens_b: list[str]
-    exact: bool
-    method: str  # e.g. "mean pooling (exact)"
+class PairExplanation(ModelOutcome):
+    cosine: float = float("nan")
+    tokens_a: list[str] = field(default_factory=list)
+    tokens_b: list[str] = field(default_factory=list)
+    exact: bool = False
+    method: str = ""  # e.g. "mean pooling (exact)"
     contributions: np.ndarray | None = field(default=None, repr=False)  # (n, m): sums to ``cosine``
     leave_one_out_a: np.ndarray | None = field(default=None, repr=False)  # (n,) when not exact
     leave_one_out_b: np.ndarray | None = field(default=None, repr=False)
     special_a: tuple[bool, ...] = ()
     special_b: tuple[bool, ...] = ()
     why_not_exact: str | None = None
-    notes: tuple[str, ...] = ()
 
     def top_pairs(self, k: int = TOP_PAIRS) -> list[tuple[int, int, float]]:
         """The ``k`` token pairs with the largest contributions (by absolute value)."""
@@ -138,12 +137,12 @@ def _max_contributions(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float]
     return contributions, float(a @ b / norms)
 
 
-def explain_model(key: str, sentence_a: str, sentence_b: str, registry: Registry | None = None) -> PairExplanation:
+def explain_model(key: str | ResolvedModel, sentence_a: str, sentence_b: str,
+                  registry: Registry | None = None) -> PairExplanation:
     """The explanation of one model's cosine for the pair; raises ValueError with a sentence."""
-    registry = registry or get_registry()
-    entry = registry.get(key)
-    base = registry.get(entry.base) if entry.fix is not None else entry
-    loaded = model_cache.load(base, registry, precision="fp32", backend="torch")
+    model = resolve_for(key, EMBEDS, "explain a pair by its tokens", registry)
+    entry = model.entry
+    loaded = model_cache.load(model.base(registry), registry, precision="fp32", backend="torch")
     side_a = pooled_tokens(loaded.model, check_sentence(sentence_a, "A"), "A")
     side_b = pooled_tokens(loaded.model, check_sentence(sentence_b, "B"), "B")
     for name, side in (("A", side_a), ("B", side_b)):
@@ -153,10 +152,10 @@ def explain_model(key: str, sentence_a: str, sentence_b: str, registry: Registry
         if len(side.tokens) > MAX_TOKENS:
             raise ValueError(f"Sentence {name} has {len(side.tokens):,} tokens for {entry.label}; explanations "
                              f"show up to {MAX_TOKENS} per sentence. Shorten it.")
-    fitted = fitted_fix(entry, registry=registry) if entry.fix is not None else None
+    fitted = fitted_fix(model, registry=registry) if entry.fix is not None else None
     notes = tuple(note for side in (side_a, side_b) for note in side.notes)
-    common = dict(key=entry.key, label=entry.label, family=entry.family, tokens_a=side_a.tokens,
-                  tokens_b=side_b.tokens, special_a=side_a.special, special_b=side_b.special, notes=notes)
+    common = dict(tokens_a=side_a.tokens, tokens_b=side_b.tokens, special_a=side_a.special, special_b=side_b.special,
+                  notes=notes, runtime=loaded.device.runtime)
 
     why = _why_not_exact(side_a, fitted is not None)
     if why is None:
@@ -166,8 +165,8 @@ def explain_model(key: str, sentence_a: str, sentence_b: str, registry: Registry
             v = _mapped(v, fitted)
         decompose = _mean_contributions if side_a.pooling == "mean" else _max_contributions
         contributions, cosine = decompose(u, v)
-        return PairExplanation(cosine=cosine, exact=True, method=f"{side_a.pooling} pooling (exact)",
-                               contributions=contributions, **common)
+        return PairExplanation.of(model, cosine=cosine, exact=True, method=f"{side_a.pooling} pooling (exact)",
+                                  contributions=contributions, **common)
     full = np.stack([side_a.sentence_vector, side_b.sentence_vector])
     without_a = leave_one_out_vectors(loaded.model, side_a)
     without_b = leave_one_out_vectors(loaded.model, side_b)
@@ -180,8 +179,8 @@ def explain_model(key: str, sentence_a: str, sentence_b: str, registry: Registry
     cosine = float(unit_a @ unit_b)
     delta_a = np.where(left_out_a, normalize_rows(without_a) @ unit_b - cosine, np.nan)
     delta_b = np.where(left_out_b, normalize_rows(without_b) @ unit_a - cosine, np.nan)
-    return PairExplanation(cosine=cosine, exact=False, method="leave one token out (approximate)",
-                           leave_one_out_a=delta_a, leave_one_out_b=delta_b, why_not_exact=why, **common)
+    return PairExplanation.of(model, cosine=cosine, exact=False, method="leave one token out (approximate)",
+                              leave_one_out_a=delta_a, leave_one_out_b=delta_b, why_not_exact=why, **common)
 
 
 def _mapped(tokens: np.ndarray, fitted) -> np.ndarray:
@@ -208,20 +207,15 @@ def _why_not_exact(side: SentenceTokens, fixed: bool) -> str | None:
 
 
 def explain_pair(model_keys: Sequence[str], sentence_a: str, sentence_b: str,
-                 registry: Registry | None = None) -> list[PairExplanation | str]:
-    """One explanation per model, in order; a model that cannot explain gives its reason (a str)."""
-    keys = requested_keys(model_keys)
-    if not keys:
-        raise ValueError("Choose at least one model to explain.")
-    if len(keys) > MAX_MODELS:
-        raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
+                 registry: Registry | None = None, progress: Progress | None = None) -> list[PairExplanation]:
+    """One explanation per model, in order; a model that cannot explain has ``error`` set."""
+    keys = chosen_models(model_keys, MAX_MODELS, "explain")
     check_sentence(sentence_a, "A")
     check_sentence(sentence_b, "B")
-    registry = registry or get_registry()
-    results: list[PairExplanation | str] = []
-    for key in keys:
-        try:
-            results.append(explain_model(key, sentence_a, sentence_b, registry))
-        except ValueError as exc:
-            results.append(f"{key}: {exc}")
-    return results
+
+    def run_one(model: ResolvedModel, step: Progress) -> PairExplanation:
+        step(0.0, f"{model.entry.label}: reading token vectors")
+        return explain_model(model, sentence_a, sentence_b, registry)
+
+    return run_per_model(keys, run_one, PairExplanation, progress=progress, purpose="explain a pair by its tokens",
+                         registry=registry)

@@ -1,41 +1,37 @@
-"""STS evaluation: Spearman and Pearson of cosine similarity against gold scores.
+"""STS evaluation: Spearman and Pearson of cosine similarity (or a pair scorer's score) against gold scores.
 
 The metric is computed exactly as sentence-transformers' ``EmbeddingSimilarityEvaluator`` does
 (cosine of each pair, then ``scipy.stats.spearmanr`` / ``pearsonr`` against the gold scores); the
 difference is that the embeddings come from :func:`sbert_demo.encoding.encoder.encode`, so they are cached
-and computed once per distinct sentence.
+and computed once per distinct sentence. A model that only scores pairs is asked for its scores
+(:func:`sbert_demo.encoding.pair_scores.score_pairs`).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..data.records import ScoredPairs
-from ..encoding.encoder import Progress, encode
-from ..models.registry import Registry, get_registry
+from ..encoding.pair_scores import score_pairs
+from ..models.kinds import SCORES_PAIRS
+from ..models.loading import ResolvedModel
+from ..models.per_model import ModelOutcome, Progress, iter_per_model, resolve_for
+from ..models.registry import Registry
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class StsResult:
-    key: str
-    label: str
-    family: str
-    spearman: float | None  # in [-1, 1]; None when the model could not run
-    pearson: float | None
-    n: int
-    seconds: float
-    cached: bool
-    error: str | None = None
-    cosine: np.ndarray | None = field(default=None, repr=False)  # per pair, for scatter plots
-    notes: tuple[str, ...] = ()
-    runtime: str = ""  # what computed the embeddings, e.g. "ONNX Runtime fp32, CPU (2 threads)"
+class StsResult(ModelOutcome):
+    spearman: float | None = None  # in [-1, 1]; None when the model could not run
+    pearson: float | None = None
+    n: int = 0
+    cached: bool = False
+    cosine: np.ndarray | None = field(default=None, repr=False)  # per pair (a pair scorer's own score), for scatters
 
     def as_json(self) -> dict:
         """The JSON row written by ``python -m sbert_demo eval --json``."""
@@ -46,11 +42,6 @@ class StsResult:
         return row
 
 
-def pair_cosines(embeddings1: np.ndarray, embeddings2: np.ndarray) -> np.ndarray:
-    """Row-wise cosine of two matrices of L2-normalised rows (float64 for a stable ranking)."""
-    return np.einsum("ij,ij->i", embeddings1.astype(np.float64), embeddings2.astype(np.float64))
-
-
 def correlations(gold: Sequence[float], cosine: np.ndarray) -> tuple[float, float]:
     """``(spearman, pearson)`` as sentence-transformers' evaluator computes them."""
     from scipy.stats import pearsonr, spearmanr
@@ -58,45 +49,33 @@ def correlations(gold: Sequence[float], cosine: np.ndarray) -> tuple[float, floa
     return float(spearmanr(gold, cosine)[0]), float(pearsonr(gold, cosine)[0])
 
 
-def evaluate(model: str, pairs: ScoredPairs, registry: Registry | None = None,
-             progress: Progress | None = None, **encode_options) -> StsResult:
-    """Evaluate one registry model on scored pairs; raises ValueError when it cannot run."""
-    registry = registry or get_registry()
-    entry = registry.get(model)
+def evaluate(model: str | ResolvedModel, pairs: ScoredPairs, registry: Registry | None = None,
+             progress: Callable[[int, int], None] | None = None, **encode_options) -> StsResult:
+    """Evaluate one registry model on scored pairs; raises ValueError when it cannot run.
+
+    ``progress(done, total)`` counts the distinct sentences encoded so far.
+    """
+    model = resolve_for(model, SCORES_PAIRS, "score sentence pairs", registry)
     if len(pairs) < 2:
         raise ValueError("At least two scored pairs are needed to compute a correlation.")
-    started = time.perf_counter()
-    encoded = encode(entry, [*pairs.sentences1, *pairs.sentences2], registry=registry,
-                     progress=progress, **encode_options)
-    n = len(pairs)
-    cosine = pair_cosines(encoded.embeddings[:n], encoded.embeddings[n:])
-    spearman, pearson = correlations(pairs.scores, cosine)
-    return StsResult(
-        key=entry.key, label=entry.label, family=entry.family, spearman=spearman, pearson=pearson,
-        n=n, seconds=time.perf_counter() - started, cached=encoded.from_cache, cosine=cosine,
-        notes=tuple(encoded.notes), runtime=encoded.runtime,
-    )
+    scored = score_pairs(model, pairs.sentences1, pairs.sentences2, registry=registry, progress=progress,
+                         **encode_options)
+    spearman, pearson = correlations(pairs.scores, scored.scores)
+    return StsResult.of(model, spearman=spearman, pearson=pearson, n=len(pairs), seconds=scored.seconds,
+                        cached=scored.cached, cosine=scored.scores, notes=scored.notes, runtime=scored.runtime)
 
 
 def evaluate_many(models: Sequence[str], pairs: ScoredPairs, registry: Registry | None = None,
-                  progress: Callable[[str, int, int], None] | None = None,
-                  **encode_options) -> Iterator[StsResult]:
+                  progress: Progress | None = None, **encode_options) -> Iterator[StsResult]:
     """Evaluate models one after another, yielding each result as soon as it is ready.
 
     A model that cannot run (unavailable, failed to load) yields a result with ``error`` set
     instead of stopping the comparison.
     """
-    registry = registry or get_registry()
-    for key in models:
-        step = (lambda done, total, key=key: progress(key, done, total)) if progress else None
-        started = time.perf_counter()
-        try:
-            yield evaluate(key, pairs, registry, progress=step, **encode_options)
-        except ValueError as exc:
-            try:
-                entry = registry.get(key)
-                label, family = entry.label, entry.family
-            except ValueError:
-                label, family = key, "-"
-            yield StsResult(key=key, label=label, family=family, spearman=None, pearson=None, n=len(pairs),
-                            seconds=time.perf_counter() - started, cached=False, error=str(exc))
+    def run_one(model: ResolvedModel, step) -> StsResult:
+        label = model.entry.label
+        return evaluate(model, pairs, registry, progress=lambda done, total: step(
+            done / max(total, 1), f"{label}: {done:,} / {total:,} sentences"), **encode_options)
+
+    yield from iter_per_model(list(models), run_one, StsResult, progress=progress, needs=SCORES_PAIRS,
+                              purpose="score sentence pairs", registry=registry, failed_values={"n": len(pairs)})

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .output import format_table
+from .output import format_table, progress_bar
 
 
 def _keys(text: str) -> list[str]:
@@ -31,8 +31,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from ..analysis.explanation import explain_pair
 
     results = explain_pair(_keys(args.models), args.a, args.b)
-    failed = [r for r in results if isinstance(r, str)]
-    done = [r for r in results if not isinstance(r, str)]
+    failed = [r for r in results if r.error]
+    done = [r for r in results if r.ok]
     for result in done:
         print(f"\n{result.label} ({result.key}): cosine {result.cosine:.4f}, {result.method}")
         for note in result.notes:
@@ -50,55 +50,39 @@ def cmd_explain(args: argparse.Namespace) -> int:
                                          ("B", result.tokens_b, result.leave_one_out_b)):
                 shown = ", ".join(f"{t} {d:+.3f}" for t, d in zip(tokens, deltas) if d == d)
                 print(f"  without each token of {name}: {shown}")
-    for reason in failed:
-        print(f"error: {reason}", file=sys.stderr)
+    for result in failed:
+        print(f"error: {result.key}: {result.error}", file=sys.stderr)
     _write_json(args.json, {r.key: r.as_json() for r in done})
     return 0 if not failed else 1
 
 
 def cmd_anisotropy(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
     from ..analysis.anisotropy import anisotropy_many
 
     keys = _keys(args.models)
-    bars: dict[str, tqdm] = {}
-
-    def progress(key: str, done: int, total: int) -> None:
-        if key not in bars:
-            bars[key] = tqdm(total=total, desc=f"{key:<24}", unit="sentence", file=sys.stderr, dynamic_ncols=True)
-        bars[key].update(done - bars[key].n)
-
-    results = anisotropy_many(keys, args.split, progress=progress, max_models=len(keys))
-    for bar in bars.values():
-        bar.close()
-    done = [r for r in results if not isinstance(r, str)]
+    with progress_bar("measuring") as progress:
+        results = anisotropy_many(keys, args.split, progress=progress, max_models=len(keys))
+    done = [r for r in results if r.ok]
     rows = [[r.key, r.family, f"{r.mean_random_cosine:.3f}", f"{r.similar.mean():.3f}", f"{r.unrelated.mean():.3f}",
              f"{r.auc:.3f}", len(r.random), r.runtime] for r in done]
     print(format_table(["model", "family", "mean random cos", "similar", "unrelated", "AUC", "random pairs",
                         "computed with"], rows))
-    for reason in (r for r in results if isinstance(r, str)):
-        print(f"error: {reason}", file=sys.stderr)
+    for result in results:
+        if result.error:
+            print(f"error: {result.key}: {result.error}", file=sys.stderr)
     _write_json(args.json, {r.key: r.as_json() for r in done})
     return 0 if len(done) == len(results) else 1
 
 
 def cmd_map(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
     from ..data.corpora import read_corpus, stsb_corpus
     from ..explore.corpus_map import map_corpus
 
     keys = _keys(args.models)
     corpus = read_corpus(args.file, args.text_column, args.label_column) if args.file else stsb_corpus()
     print(corpus.describe(), file=sys.stderr)
-    with tqdm(total=100, desc="mapping", unit="%", file=sys.stderr, dynamic_ncols=True) as bar:
-        def progress(fraction: float, what: str) -> None:
-            bar.set_description(what[:60])
-            bar.update(round(100 * fraction) - bar.n)
-
+    with progress_bar("mapping") as progress:
         result = map_corpus(corpus, keys, args.k, progress=progress)
-        bar.update(100 - bar.n)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     for model in result.succeeded:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .output import format_table, x100
+from .output import format_table, progress_bar, x100
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -39,8 +39,6 @@ def _load_pairs(args: argparse.Namespace):
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
     from ..benchmark.evaluation import evaluate_many
     from ..models.registry import get_registry
 
@@ -51,18 +49,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         get_registry().get(key)  # an unknown key is a typo: stop with exit status 2 before any work
     pairs = _load_pairs(args)
     print(f"Evaluating {len(keys)} model(s) on {pairs.name} ({len(pairs):,} pairs)", file=sys.stderr)
-    bars: dict[str, tqdm] = {}
-
-    def progress(key: str, done: int, total: int) -> None:
-        if key not in bars:
-            bars[key] = tqdm(total=total, desc=f"{key:<24}", unit="sentence", file=sys.stderr, dynamic_ncols=True)
-        bars[key].update(done - bars[key].n)
-
-    results = []
-    for result in evaluate_many(keys, pairs, progress=progress, precision=args.precision, batch_size=args.batch_size):
-        if result.key in bars:
-            bars.pop(result.key).close()
-        results.append(result)
+    with progress_bar("evaluating") as progress:
+        results = list(evaluate_many(keys, pairs, progress=progress, precision=args.precision,
+                                     batch_size=args.batch_size))
     rows = [[r.key, r.family, x100(r.spearman), x100(r.pearson), r.n, f"{r.seconds:.2f}",
              "yes" if r.cached else "no", r.runtime, r.error or "; ".join(r.notes)] for r in results]
     print(format_table(["model", "family", "spearman", "pearson", "pairs", "seconds", "cached", "computed with",

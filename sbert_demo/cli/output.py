@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -32,3 +34,17 @@ def x100(value: float | None) -> str | None:
 def signed(value: float) -> str:
     """A change in Spearman as points x 100 with its sign, e.g. ``+3.20``."""
     return f"{value * 100:+.2f}"
+
+
+@contextmanager
+def progress_bar(what: str) -> Iterator[Callable[[float, str], None]]:
+    """A tqdm bar on stderr in per cent, fed by the core's ``progress(fraction, what)``."""
+    from tqdm.auto import tqdm
+
+    with tqdm(total=100, desc=what, unit="%", file=sys.stderr, dynamic_ncols=True) as bar:
+        def progress(fraction: float, doing: str) -> None:
+            bar.set_description(doing[:60])
+            bar.update(max(0, round(100 * fraction) - bar.n))
+
+        yield progress
+        bar.update(100 - bar.n)

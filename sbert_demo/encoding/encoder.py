@@ -28,6 +28,7 @@ import numpy as np
 
 from ..models import loading
 from ..models.entries import ModelEntry
+from ..models.loading import ResolvedModel
 from ..models.kinds import kind_of
 from ..models.registry import Registry, get_registry
 from . import devices, fixes, model_cache
@@ -96,15 +97,17 @@ def cache_key(identity: str, runtime: devices.DeviceChoice) -> str:
     return f"{identity}|{runtime.cache_tag}"
 
 
-def fingerprint(model: str | ModelEntry, registry: Registry | None = None, fast: bool = False) -> str | None:
+def fingerprint(model: str | ModelEntry | ResolvedModel, registry: Registry | None = None,
+                fast: bool = False) -> str | None:
     """What a model's embeddings depend on (its files' identity and the runtime), or None before a
     Hub model is downloaded: the key for results derived from its embeddings."""
     registry = registry or get_registry()
-    entry, _, identity = loading.resolve(model, registry)
+    resolved = loading.resolve(model, registry)
+    entry, _, identity = resolved
     if identity is None:
         return None
     if entry.fix is not None:
-        base = fingerprint(entry.base, registry, fast)
+        base = fingerprint(resolved.base(registry), registry, fast)
         return base and f"{base}|{entry.fix}|{fixes.collection_id(fixes.fit_collection()[1])}"
     return cache_key(identity, model_cache.runtime_for(entry, identity, None, fast))
 
@@ -175,7 +178,7 @@ def _compute_onnx(loaded: model_cache.LoadedModel, texts: list[str], batch_size:
 
 
 def encode(
-    model: str | ModelEntry,
+    model: str | ModelEntry | ResolvedModel,
     texts: Sequence[str],
     *,
     registry: Registry | None = None,
@@ -198,11 +201,12 @@ def encode(
     started = time.perf_counter()
     texts = validate_texts(texts)
     registry = registry or get_registry()
-    entry, status, identity = loading.resolve(model, registry)
+    resolved = loading.resolve(model, registry)  # once: what follows reuses it
+    entry, status, identity = resolved
     if entry.fix is not None:
         options = dict(registry=registry, batch_size=batch_size, precision=precision, use_cache=use_cache,
                        fast=fast, notify=notify)
-        return _encode_fixed(entry, texts, progress, options, started)
+        return _encode_fixed(resolved, texts, progress, options, started)
     unique = list(dict.fromkeys(texts))
     cache = embedding_cache() if use_cache else None
     runtime = model_cache.runtime_for(entry, identity, precision, fast)
@@ -215,7 +219,7 @@ def encode(
     truncated_unique = {i for i, (_, cut) in hits.items() if cut}
     vectors: np.ndarray | None = None
     if missing:
-        loaded = model_cache.load(entry, registry, precision=precision, fast=fast, notify=notify)
+        loaded = model_cache.load(resolved, registry, precision=precision, fast=fast, notify=notify)
         identity, runtime = loaded.identity, loaded.device
         key = cache_key(identity, runtime)
         store = (lambda chunk, chunk_vectors, chunk_cut: cache.put_many(key, chunk, chunk_vectors, chunk_cut)) if cache else None
@@ -245,19 +249,21 @@ def encode(
     )
 
 
-def fitted_fix(entry: ModelEntry, progress: Progress | None = None, **options) -> fixes.FittedFix:
-    """The map of the variant ``entry`` (e.g. ``glove-6b-50d+whiten``), fitted on first use.
+def fitted_fix(model: ModelEntry | ResolvedModel, progress: Progress | None = None, **options) -> fixes.FittedFix:
+    """The map of the variant ``model`` (e.g. ``glove-6b-50d+whiten``), fitted on first use.
 
     ``options`` are :func:`encode`'s (runtime and cache): the map is fitted on the vectors of the
     runtime that will be fixed, and cached per base fingerprint and fitting collection.
     """
+    resolved = loading.resolve(model, options.get("registry"))
+    entry, base_model = resolved.entry, resolved.base(options.get("registry"))
     name, sentences = fixes.fit_collection()
-    base = fingerprint(entry.base, options.get("registry"), options.get("fast", False))
+    base = fingerprint(base_model, options.get("registry"), options.get("fast", False))
 
     def build() -> fixes.FittedFix:
         if options.get("notify"):
             options["notify"](f"Fitting {entry.fix} on {name} ({len(sentences):,} sentences, once per model)")
-        return fixes.fit(entry.fix, encode(entry.base, sentences, progress=progress, **options).embeddings, name)
+        return fixes.fit(entry.fix, encode(base_model, sentences, progress=progress, **options).embeddings, name)
 
     if base is None:  # a Hub model not downloaded yet: nothing to share the fit with
         return build()
@@ -265,11 +271,12 @@ def fitted_fix(entry: ModelEntry, progress: Progress | None = None, **options) -
     return fixes.cached_fit(f"{base}|{precision}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
 
 
-def _encode_fixed(entry: ModelEntry, texts: list[str], progress: Progress | None, options: dict,
+def _encode_fixed(resolved: ResolvedModel, texts: list[str], progress: Progress | None, options: dict,
                   started: float) -> Encoded:
     """:func:`encode` for a training-free variant: the base's vectors, then the fitted map."""
-    base = encode(entry.base, texts, progress=progress, **options)
-    fitted = fitted_fix(entry, progress, **options)
+    entry = resolved.entry
+    base = encode(resolved.base(options.get("registry")), texts, progress=progress, **options)
+    fitted = fitted_fix(resolved, progress, **options)
     return replace(base, key=entry.key, embeddings=fitted.apply(base.embeddings), fixed=True,
                    seconds=time.perf_counter() - started,
                    runtime=f"{base.runtime}; {entry.fix} fitted on {fitted.collection} ({fitted.fitted_on:,} sentences)")

@@ -85,8 +85,9 @@ def _remember_failure(entry: ModelEntry, identity: str, precision: str, exc: Exc
                entry.label, fallback, precision, type(exc).__name__, exc)
 
 
-def load(entry: ModelEntry | str, registry: Registry | None = None, precision: str | None = None,
-         fast: bool = False, notify: Notify | None = None, backend: str | None = None) -> LoadedModel:
+def load(entry: ModelEntry | str | loading.ResolvedModel, registry: Registry | None = None,
+         precision: str | None = None, fast: bool = False, notify: Notify | None = None,
+         backend: str | None = None) -> LoadedModel:
     """Load (or fetch from the LRU) the model for ``entry`` on the automatically chosen runtime.
 
     ``fast=True`` allows the int8 path where it is the automatic choice (Explore); ``notify``

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,14 +31,17 @@ import numpy as np
 from ..data.corpora import Corpus
 from ..encoding.encoder import encode
 from ..encoding.fixes import collection_id
-from ..models.entries import ModelEntry
-from ..models.registry import Registry, get_registry
-from .cluster_words import distinctive_words
+from ..models.kinds import EMBEDS
+from ..models.loading import ResolvedModel
+from ..models.per_model import ModelOutcome, Progress, chosen_models, outcome_notes, resolve_for, run_per_model
+from ..models.registry import Registry
 from ..shared import BoundedCache
-from .exploration import cached_per_model, chosen_keys, per_model
+from ..views import VIEWS
+from .cluster_words import distinctive_words
+from .exploration import cached_per_model
 from .projection import Clustering, cluster_agreement, kmeans_clusters, project_2d
 
-Progress = Callable[[float, str], None]
+MAX_MODELS = VIEWS["corpus"].max_models
 DEFAULT_K = 12
 MAX_K = 40
 SEMANTIC_MATCHES = 100  # "by meaning" highlights this many nearest sentences
@@ -49,21 +52,14 @@ corpus_results: BoundedCache[tuple, "ModelMap"] = BoundedCache("finished corpus 
 
 
 @dataclass(frozen=True)
-class ModelMap:
-    key: str
-    label: str
-    family: str
-    error: str | None = None
+class ModelMap(ModelOutcome):
     coords: np.ndarray | None = None  # (n, 2)
     method: str = ""  # "UMAP" or "PCA"
     note: str | None = None
     clustering: Clustering | None = None
     cluster_words: dict[int, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     agreement: float | None = None  # adjusted Rand index of the clusters vs. the given labels
-    seconds: float = 0.0
     cached: bool = False  # every embedding came from the persistent cache
-    runtime: str = ""
-    notes: tuple[str, ...] = ()
 
     def clusters_by_size(self) -> list[tuple[int, int]]:
         """``(cluster, number of sentences)``, largest first (ties: lower cluster number first)."""
@@ -116,15 +112,19 @@ def check_k(k: object) -> int:
 def map_corpus(corpus: Corpus, model_keys: Sequence[str], k: int = DEFAULT_K, registry: Registry | None = None,
                progress: Progress | None = None) -> CorpusMap:
     """Map ``corpus`` with each model; unavailable models are skipped with the reason."""
-    keys = chosen_keys(model_keys, "map the corpus with")
+    keys = chosen_models(model_keys, MAX_MODELS, "map the corpus with")
     if len(corpus) < 3:
         raise ValueError(f"A map needs at least three sentences; {corpus.name} has {len(corpus)}.")
     k = check_k(k)
-    registry = registry or get_registry()
     identity = collection_id(corpus.sentences)
-    models, notes = per_model(keys, lambda key, step: _map_one(key, corpus, identity, k, registry, step), progress)
+    request = ("corpus", identity, None if corpus.labels is None else tuple(corpus.labels), k)
+    models = run_per_model(
+        keys, lambda model, step: cached_per_model(
+            model, corpus_results, request, registry,
+            lambda started: _compute_map(model, corpus, k, registry, step, started)),
+        ModelMap, progress=progress, purpose="draw a map of a corpus", registry=registry, require_one=True)
     label_words = None if corpus.labels is None else _label_words(identity, tuple(corpus.labels), corpus.sentences)
-    return CorpusMap(corpus, k, models, label_words, notes)
+    return CorpusMap(corpus, k, models, label_words, outcome_notes(models))
 
 
 label_words_kept: BoundedCache[tuple, dict] = BoundedCache("words of a corpus's labels", 4)  # model-independent
@@ -136,31 +136,21 @@ def _label_words(identity: str, labels: tuple[str, ...], sentences: list[str]) -
         lambda: {str(label): found for label, found in distinctive_words(sentences, list(labels)).items()})
 
 
-def _map_one(key: str, corpus: Corpus, identity: str, k: int, registry: Registry, step: Progress) -> ModelMap:
-    request = ("corpus", identity, None if corpus.labels is None else tuple(corpus.labels), k)
-    return cached_per_model(key, registry, corpus_results, request,
-                            lambda entry, started: _compute_map(entry, corpus, k, registry, step, started),
-                            lambda entry, why: ModelMap(entry.key, entry.label, entry.family, error=why))
-
-
-def _compute_map(entry: ModelEntry, corpus: Corpus, k: int, registry: Registry, step: Progress,
+def _compute_map(model: ResolvedModel, corpus: Corpus, k: int, registry: Registry | None, step: Progress,
                  started: float) -> ModelMap:
-    n = len(corpus)
-    step(0.0, f"{entry.label}: encoding {n:,} sentences")
-    try:
-        encoded = encode(entry, corpus.sentences, registry=registry, fast=True,
-                         progress=lambda done, total: step(0.75 * done / max(total, 1),
-                                                           f"{entry.label}: encoding ({done:,} of {total:,})"),
-                         notify=lambda what: step(0.0, what))
-    except ValueError as exc:
-        return ModelMap(entry.key, entry.label, entry.family, error=str(exc))
-    step(0.75, f"{entry.label}: 2-D map of {n:,} points (UMAP)")
+    n, label = len(corpus), model.entry.label
+    step(0.0, f"{label}: encoding {n:,} sentences")
+    encoded = encode(model, corpus.sentences, registry=registry, fast=True,
+                     progress=lambda done, total: step(0.75 * done / max(total, 1),
+                                                       f"{label}: encoding ({done:,} of {total:,})"),
+                     notify=lambda what: step(0.0, what))
+    step(0.75, f"{label}: 2-D map of {n:,} points (UMAP)")
     # Sequential on purpose: k-means beside UMAP's one-core layout was measured slower (10.7-11.3 s
     # instead of 10.5 s for 15,457 sentences): numba's layout holds the GIL for each epoch.
     projection = project_2d(encoded.embeddings)
-    step(0.93, f"{entry.label}: {k} clusters and their words")
+    step(0.93, f"{label}: {k} clusters and their words")
     clustering, words, agreement = _clusters(corpus, encoded.embeddings, k)
-    return ModelMap(entry.key, entry.label, entry.family, coords=projection.coords, method=projection.method,
+    return ModelMap.of(model, coords=projection.coords, method=projection.method,
                     note=projection.note, clustering=clustering, cluster_words={int(c): w for c, w in words.items()},
                     agreement=agreement, seconds=time.perf_counter() - started, cached=encoded.from_cache,
                     runtime=encoded.runtime, notes=tuple(encoded.notes))
@@ -204,10 +194,9 @@ def meaning_matches(model_key: str, sentences: Sequence[str], query: str, top: i
     query = check_query(query)
     if not query:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    registry = registry or get_registry()
-    entry = registry.get(model_key)
-    vectors = encode(entry, list(sentences), registry=registry, fast=True).embeddings
-    probe = encode(entry, [query], registry=registry, fast=True).embeddings[0]
+    model = resolve_for(model_key, EMBEDS, "search by meaning", registry)
+    vectors = encode(model, list(sentences), registry=registry, fast=True).embeddings
+    probe = encode(model, [query], registry=registry, fast=True).embeddings[0]
     scores = vectors @ probe
     order = np.argsort(-scores, kind="stable")[:top]
     return order.astype(np.int64), scores[order].astype(np.float64)

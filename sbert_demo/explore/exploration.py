@@ -23,8 +23,10 @@ from typing import Any
 import numpy as np
 
 from ..encoding.encoder import encode, fingerprint
-from ..models.entries import ModelEntry
-from ..models.registry import Registry, get_registry, requested_keys
+from ..models.kinds import EMBEDS
+from ..models.loading import ResolvedModel
+from ..models.per_model import ModelOutcome, Progress, chosen_models, outcome_notes, resolve_for, run_per_model
+from ..models.registry import Registry, requested_keys
 from ..shared import BoundedCache
 from ..views import VIEWS
 from .projection import CLUSTER_METHODS, Clustering, Projection, auto_clusters, cluster_agreement, project_2d
@@ -34,7 +36,6 @@ logger = logging.getLogger(__name__)
 
 MAX_MODELS = VIEWS["explore"].max_models
 MAX_SENTENCES = 500  # beyond this a heatmap is an unreadable blur and slow to draw
-Progress = Callable[[float, str], None]  # (fraction done, what is happening)
 RESULTS_KEPT = 64  # finished per-model explorations kept in memory (each <= ~2 MB at 500 sentences)
 
 
@@ -46,21 +47,14 @@ results: BoundedCache[tuple, ModelExploration] = BoundedCache("finished per-mode
 
 
 @dataclass(frozen=True)
-class ModelExploration:
-    key: str
-    label: str
-    family: str
-    error: str | None = None  # why the model was skipped
+class ModelExploration(ModelOutcome):
     sim: np.ndarray | None = None
     summary: SimilaritySummary | None = None
     ranking: tuple[tuple[int, float], ...] = ()
     projection: Projection | None = None
     clustering: Clustering | None = None
     agreement: float | None = None  # adjusted Rand index of clusters vs. the given groups
-    seconds: float = 0.0
     cached: bool = False
-    notes: tuple[str, ...] = ()
-    runtime: str = ""  # what computed the embeddings, e.g. "ONNX Runtime int8, CPU (2 threads)"
 
     def as_json(self, sentences: Sequence[str]) -> dict:
         row: dict = {"key": self.key, "label": self.label, "family": self.family, "error": self.error}
@@ -110,40 +104,10 @@ def _round(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(float(value), digits)
 
 
-def chosen_keys(model_keys: Sequence[str], purpose: str) -> list[str]:
-    """The distinct model keys, one to ``MAX_MODELS`` of them, or a ValueError saying what to change."""
-    keys = requested_keys(model_keys)
-    if not keys:
-        raise ValueError(f"Choose at least one model to {purpose}.")
-    if len(keys) > MAX_MODELS:
-        raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
-    return keys
-
-
-def per_model(keys: Sequence[str], run_one: Callable[[str, Progress], Any],
-              progress: Progress | None) -> tuple[list, list[str]]:
-    """``run_one(key, step)`` for each key, progress spread evenly over them; the results and the notes
-    (skipped models and why, each model's own notes). A ValueError when no model could run."""
-    models, notes = [], []
-    for position, key in enumerate(keys):
-        def step(fraction: float, what: str, position=position) -> None:
-            if progress:
-                progress((position + fraction) / len(keys), what)
-
-        result = run_one(key, step)
-        models.append(result)
-        if result.error:
-            notes.append(f"{result.label} was skipped: {result.error}")
-        notes.extend(f"{result.label}: {note}" for note in result.notes)
-    if not any(m.error is None for m in models):
-        raise ValueError("None of the chosen models can run here. " + " ".join(notes))
-    return models, notes
-
-
 def check_request(sentences: Sequence[str], model_keys: Sequence[str], query_index: int,
                   cluster_method: str) -> list[str]:
     """The distinct model keys, or a ValueError saying what to change."""
-    keys = chosen_keys(model_keys, "compare")
+    keys = chosen_models(model_keys, MAX_MODELS, "compare")
     if len(sentences) < 2:
         raise ValueError("Enter at least two sentences, one per line.")
     if len(sentences) > MAX_SENTENCES:
@@ -158,95 +122,89 @@ def check_request(sentences: Sequence[str], model_keys: Sequence[str], query_ind
     return keys
 
 
-def request_key(sentences: Sequence[str], groups: Sequence[str] | None, model_keys: Sequence[str],
+def request_key(sentences: Sequence[str], groups: Sequence[str] | None, models: Sequence[ResolvedModel],
                 query_index: int, cluster_method: str, registry: Registry | None = None) -> tuple | None:
     """Everything an exploration's result depends on (models by fingerprint and runtime), for caches of
-    what is drawn from it; None when a model is unknown or not downloaded yet (nothing to cache)."""
-    registry = registry or get_registry()
-    try:
-        keys = requested_keys(model_keys)
-        prints = tuple(fingerprint(registry.get(key), registry, fast=True) for key in keys)
-    except ValueError:
-        return None
+    what is drawn from it; None when a model is not downloaded yet (nothing to cache)."""
+    prints = tuple(fingerprint(model, registry, fast=True) for model in models)
     if None in prints:
         return None
     return (prints, tuple(sentences), None if groups is None else tuple(groups), query_index, cluster_method)
 
 
-def explore(sentences: Sequence[str], groups: Sequence[str] | None, model_keys: Sequence[str],
+def resolve_all(model_keys: Sequence[str], registry: Registry | None = None) -> list[ResolvedModel] | None:
+    """Each model resolved once for a request, or None when one of them cannot run (the exploration
+    then reports why, model by model)."""
+    try:
+        return [resolve_for(key, EMBEDS, "map or compare sentences", registry) for key in requested_keys(model_keys)]
+    except ValueError:
+        return None
+
+
+def explore(sentences: Sequence[str], groups: Sequence[str] | None, model_keys: Sequence[str | ResolvedModel],
             query_index: int = 0, cluster_method: str = "kmeans", registry: Registry | None = None,
             progress: Progress | None = None) -> Exploration:
-    """Explore ``sentences`` with each model; unavailable models are skipped with the reason."""
+    """Explore ``sentences`` with each model (keys, or models resolved for this request); a model that
+    cannot run is skipped with the reason."""
     sentences, groups = list(sentences), None if groups is None else list(groups)
     if groups is not None and len(groups) != len(sentences):
         raise ValueError(f"There are {len(groups)} group labels for {len(sentences)} sentences.")
-    keys = check_request(sentences, model_keys, query_index, cluster_method)
-    registry = registry or get_registry()
-    models, notes = per_model(
-        keys, lambda key, step: _explore_one(key, sentences, groups, query_index, cluster_method, registry, step),
-        progress)
-    return Exploration(sentences, groups, query_index, cluster_method, models, notes)
+    resolved = [m for m in model_keys if isinstance(m, ResolvedModel)]
+    keys = check_request(sentences, [m.key if isinstance(m, ResolvedModel) else m for m in model_keys],
+                         query_index, cluster_method)
+    models = resolved if len(resolved) == len(keys) else keys
+    request = (tuple(sentences), None if groups is None else tuple(groups), query_index, cluster_method)
+    outcomes = run_per_model(
+        models, lambda model, step: cached_per_model(
+            model, results, request, registry,
+            lambda started: _compute_one(model, sentences, groups, query_index, cluster_method, registry, step,
+                                         started)),
+        ModelExploration, progress=progress, purpose="draw heatmaps and maps of sentences", registry=registry,
+        require_one=True)
+    return Exploration(sentences, groups, query_index, cluster_method, outcomes, outcome_notes(outcomes))
 
 
-def cached_per_model(key: str, registry: Registry, cache: BoundedCache, request: tuple,
-                     compute: Callable[[ModelEntry, float], Any], failed: Callable[[ModelEntry, str], Any]) -> Any:
+def cached_per_model(model: ResolvedModel, cache: BoundedCache, request: tuple, registry: Registry | None,
+                     compute: Callable[[float], ModelOutcome]) -> ModelOutcome:
     """One model's result for ``request`` from ``cache`` (keyed by the model's fingerprint and runtime
-    too, so a retrained model is never served stale), else ``compute(entry, started)``, kept when it
-    succeeded; ``failed(entry, why)`` when the model cannot run here."""
-    entry = registry.get(key)
+    too, so a retrained model is never served stale), else ``compute(started)``, kept when it succeeded."""
     started = time.perf_counter()
-    try:
-        identity = fingerprint(entry, registry, fast=True)
-    except ValueError as exc:
-        return failed(entry, str(exc))
+    identity = fingerprint(model, registry, fast=True)
     cache_key = None if identity is None else (identity, *request)
     done = cache.get(cache_key) if cache_key else None
     if done is not None:
         return dataclasses.replace(done, seconds=time.perf_counter() - started, cached=True)
-    result = compute(entry, started)
+    result = compute(started)
     if cache_key and result.error is None:
         cache.put(cache_key, result)
     return result
 
 
-def _explore_one(key: str, sentences: list[str], groups: list[str] | None, query_index: int,
-                 cluster_method: str, registry: Registry, step: Progress) -> ModelExploration:
-    request = (tuple(sentences), None if groups is None else tuple(groups), query_index, cluster_method)
-    return cached_per_model(
-        key, registry, results, request,
-        lambda entry, started: _compute_one(entry, sentences, groups, query_index, cluster_method, registry, step,
-                                            started),
-        lambda entry, why: ModelExploration(entry.key, entry.label, entry.family, error=why))
-
-
-def _compute_one(entry, sentences: list[str], groups: list[str] | None, query_index: int, cluster_method: str,
-                 registry: Registry, step: Progress, started: float) -> ModelExploration:
-    step(0.0, f"{entry.label}: encoding")
-    try:
-        encoded = encode(entry, sentences, registry=registry, fast=True,
-                         progress=lambda done, total: step(0.6 * done / max(total, 1), f"{entry.label}: encoding"),
-                         notify=lambda what: step(0.0, what))
-    except ValueError as exc:
-        return ModelExploration(entry.key, entry.label, entry.family, error=str(exc))
+def _compute_one(model: ResolvedModel, sentences: list[str], groups: list[str] | None, query_index: int,
+                 cluster_method: str, registry: Registry | None, step: Progress, started: float) -> ModelExploration:
+    label = model.entry.label
+    step(0.0, f"{label}: encoding")
+    encoded = encode(model, sentences, registry=registry, fast=True,
+                     progress=lambda done, total: step(0.6 * done / max(total, 1), f"{label}: encoding"),
+                     notify=lambda what: step(0.0, what))
     sim = cosine_matrix(encoded.embeddings)
     summary = summarize(sim, groups)
     ranking = tuple(rank_against(sim, query_index))
-    step(0.6, f"{entry.label}: clustering")
+    step(0.6, f"{label}: clustering")
     clustering = auto_clusters(encoded.embeddings, method=cluster_method)
     agreement = None
     if groups is not None and len(set(groups)) > 1:
         agreement = cluster_agreement(groups, clustering.labels)
-    step(0.8, f"{entry.label}: 2-D map")
+    step(0.8, f"{label}: 2-D map")
     notes = list(encoded.notes)
     projection = None
     if len(sentences) >= 3:
         projection = project_2d(encoded.embeddings)
     else:
         notes.append("A 2-D map needs at least three sentences.")
-    return ModelExploration(
-        key=entry.key, label=entry.label, family=entry.family, sim=sim, summary=summary,
-        ranking=ranking, projection=projection, clustering=clustering, agreement=agreement,
-        seconds=time.perf_counter() - started, cached=encoded.from_cache, notes=tuple(notes),
+    return ModelExploration.of(
+        model, sim=sim, summary=summary, ranking=ranking, projection=projection, clustering=clustering,
+        agreement=agreement, seconds=time.perf_counter() - started, cached=encoded.from_cache, notes=tuple(notes),
         runtime=encoded.runtime,
     )
 
@@ -256,12 +214,11 @@ def rankings(sentences: Sequence[str], model_keys: Sequence[str], query_index: i
     """``(key, label, ranking)`` per model for another query: cheap once the sentences are cached."""
     sentences = list(sentences)
     keys = check_request(sentences, model_keys, query_index, CLUSTER_METHODS[0])
-    registry = registry or get_registry()
     out = []
     for key in keys:
-        entry = registry.get(key)
-        sim = cosine_matrix(encode(entry, sentences, registry=registry, fast=True).embeddings)
-        out.append((entry.key, entry.label, rank_against(sim, query_index)))
+        model = resolve_for(key, EMBEDS, "rank sentences", registry)
+        sim = cosine_matrix(encode(model, sentences, registry=registry, fast=True).embeddings)
+        out.append((model.entry.key, model.entry.label, rank_against(sim, query_index)))
     return out
 
 

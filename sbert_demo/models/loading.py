@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .entries import Availability, ModelEntry
 from .kinds import kind_of
@@ -61,15 +61,37 @@ def build_model(entry: ModelEntry, status: Availability, device: str = "cpu") ->
     return kind.load(entry, status, device)
 
 
-def resolve(entry: ModelEntry | str, registry: Registry | None = None) -> tuple[ModelEntry, Availability, str | None]:
-    """The entry, where it loads from, and its identity (None for a Hub model not downloaded yet).
+class ResolvedModel(NamedTuple):
+    """A model resolved once for a request: what it is, where it loads from, and its identity (None
+    for a Hub model not downloaded yet). Views hand it down to the encoder, so one request looks at a
+    model's files once."""
+
+    entry: ModelEntry
+    status: Availability
+    identity: str | None
+
+    @property
+    def key(self) -> str:
+        return self.entry.key
+
+    def base(self, registry: Registry | None = None) -> ResolvedModel:
+        """For a training-free variant (``K+whiten``): its base model, which has the same files."""
+        if self.entry.base is None:
+            return self
+        return ResolvedModel((registry or get_registry()).get(self.entry.base), self.status, self.identity)
+
+
+def resolve(entry: ModelEntry | str | ResolvedModel, registry: Registry | None = None) -> ResolvedModel:
+    """The entry, where it loads from, and its identity; a resolved model is returned as it is.
 
     Cheap: no torch import, no model load. Raises ValueError when the model is unavailable.
     """
+    if isinstance(entry, ResolvedModel):
+        return entry
     registry = registry or get_registry()
     entry = registry.get(entry) if isinstance(entry, str) else entry
     status = registry.availability(entry)
     if not status.available:
         raise ValueError(status.reason)
     kind_of(entry).prepare(entry, status)  # the fingerprint needs the prepared files (mpnet's join)
-    return entry, status, model_identity(entry, status)
+    return ResolvedModel(entry, status, model_identity(entry, status))

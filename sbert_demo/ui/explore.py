@@ -17,7 +17,9 @@ from ..data.corpora import MAX_CORPUS_SENTENCES
 from ..data.sentences import MAX_FILE_BYTES, parse_sentences, read_sentence_file
 from ..explore import plots
 from ..explore.exports import export_models
-from ..explore.exploration import MAX_MODELS, MAX_SENTENCES, Exploration, explore, format_sentences, rankings, request_key
+from ..explore.exploration import (MAX_MODELS, MAX_SENTENCES, Exploration, explore, format_sentences, rankings,
+                                   request_key, resolve_all)
+from ..models.registry import requested_keys
 from ..explore.similarity import group_order
 from ..shared import BoundedCache
 from ..views import VIEWS
@@ -83,14 +85,16 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
                 progress=gr.Progress()) -> list:
     parsed = parse_sentences(text or "")
     query_index = query if isinstance(query, int) and 0 <= query < len(parsed.sentences) else 0
+    # Each model is resolved once for the request (its files looked at once), then handed down.
+    models = resolve_all(model_keys or []) if len(requested_keys(model_keys)) <= MAX_MODELS else None
     # A repeated request (a talk audience opening the same example) gets the page already drawn: the
     # key holds each model's fingerprint and runtime, so a retrained model is never shown stale.
-    key = request_key(parsed.sentences, parsed.groups, model_keys or [], query_index, cluster_method)
+    key = None if not models else request_key(parsed.sentences, parsed.groups, models, query_index, cluster_method)
     key = None if key is None else (key, tuple(parsed.notes), colour_by)
     kept = pages.get(key) if key is not None else None
     if kept is not None:
         return list(kept)
-    result = explore(parsed.sentences, parsed.groups, model_keys or [], query_index, cluster_method,
+    result = explore(parsed.sentences, parsed.groups, models or model_keys or [], query_index, cluster_method,
                      progress=lambda fraction, what: progress(fraction, desc=what))
     warn_once_about_the_cache()
     data = result.as_json()

@@ -15,6 +15,7 @@ from ..data.benchmarks import sts_split
 from ..data.files import read_scored_pairs
 from ..data.records import ScoredPairs
 from ..explore.exports import write_table_csv
+from ..models.per_model import chosen_models
 from ..models.registry import get_registry, requested_keys
 from ..views import VIEWS
 from . import snippets
@@ -50,11 +51,7 @@ def load_pairs(dataset: str, path: str | None) -> ScoredPairs:
 
 def check_models(model_keys: list[str] | None, fix_names: list[str] | None = None) -> list[str]:
     """The rows to evaluate: each chosen model, followed by its training-free variants."""
-    keys = requested_keys(model_keys)
-    if not keys:
-        raise ValueError("Choose at least one model to evaluate.")
-    if len(keys) > MAX_MODELS:
-        raise ValueError(f"Choose at most {MAX_MODELS} models at once; {len(keys)} are selected.")
+    keys = chosen_models(model_keys, MAX_MODELS, "evaluate")
     chosen = requested_keys(fix_names)
     known = [name for _, name in FIXES]
     unknown = [name for name in chosen if name not in known]
@@ -77,11 +74,9 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: li
     keys = check_models(model_keys, fix_names)
     status = _status(pairs, keys)
     results: list[StsResult] = []
-    labels = _labels(keys)
 
-    def step(key: str, done: int, total: int) -> None:
-        label = labels[key]
-        progress((len(results) + done / max(total, 1)) / len(keys), desc=f"{label}: {done:,} / {total:,} sentences")
+    def step(fraction: float, what: str) -> None:
+        progress(fraction, desc=what)
 
     # Scatter slots are laid out before the figures arrive: a plot drawn into a row that later
     # gains neighbours would keep its old width and be cut off.
@@ -128,18 +123,6 @@ def _available(key: str) -> bool:
         return get_registry().availability(key).available
     except ValueError:  # an unknown key: evaluate_many reports it in the table
         return False
-
-
-def _labels(keys: list[str]) -> dict[str, str]:
-    registry = get_registry()
-    labels = {entry.key: entry.label for entry in registry.entries()}
-    for key in keys:
-        if key not in labels:  # a training-free variant, or an unknown key (evaluate_many reports it)
-            try:
-                labels[key] = registry.get(key).label
-            except ValueError:
-                labels[key] = key
-    return {key: labels[key] for key in keys}
 
 
 def _x100(value: float | None) -> str:

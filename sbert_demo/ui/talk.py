@@ -86,12 +86,16 @@ def _title(step: int) -> str:
     return f"## {step + 1} / {len(STEPS)} · {name}", caption
 
 
+def _raise_first_failure(outcomes) -> None:
+    """A step shows both models or none: the first model that could not run stops it, with its reason."""
+    failed = next((outcome for outcome in outcomes if outcome.error), None)
+    if failed is not None:
+        raise ValueError(f"{failed.key}: {failed.error}")
+
+
 def step_cone(progress) -> tuple:
-    results = anisotropy_many([NAIVE, SIAMESE], "train",
-                              progress=lambda key, done, total: progress(done / max(total, 1), desc=f"{key}: {done:,} sentences"))
-    failed = [r for r in results if isinstance(r, str)]
-    if failed:
-        raise ValueError(failed[0])
+    results = anisotropy_many([NAIVE, SIAMESE], "train", progress=lambda fraction, what: progress(fraction, desc=what))
+    _raise_first_failure(results)
     return _large(why_plots.anisotropy_histograms(results)), None
 
 
@@ -112,10 +116,8 @@ def step_benchmark(progress) -> tuple:
     pairs = sts_split("test")
     keys = [NAIVE, f"{NAIVE}+whiten", SIAMESE]
     results = []
-    for result in evaluate_many(keys, pairs, progress=lambda key, done, total: progress(
-            done / max(total, 1), desc=f"{key}: {done:,} / {total:,} sentences")):
-        if result.error:
-            raise ValueError(result.error)
+    for result in evaluate_many(keys, pairs, progress=lambda fraction, what: progress(fraction, desc=what)):
+        _raise_first_failure([result])
         results.append(result)
     return _large(bar_chart(results)), None
 
@@ -123,9 +125,7 @@ def step_benchmark(progress) -> tuple:
 def step_explain(progress) -> tuple:
     progress(0.1, desc="Reading token vectors")
     results = explain_pair([NAIVE, SIAMESE], *PAIR)
-    failed = [r for r in results if isinstance(r, str)]
-    if failed:
-        raise ValueError(failed[0])
+    _raise_first_failure(results)
     zmax = max(float(abs(r.contributions).max()) for r in results)
     return tuple(_large(why_plots.contribution_heatmap(r.contributions, r.tokens_a, r.tokens_b,
                                                         f"{r.label}: cosine {r.cosine:.2f}", zmax), 560)

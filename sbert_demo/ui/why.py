@@ -47,8 +47,9 @@ def _available(keys: tuple[str, ...]) -> list[str]:
 def run_explain(sentence_a: str, sentence_b: str, model_keys: list[str], progress=gr.Progress()) -> list:
     """(summary HTML, *one figure per model slot)."""
     progress(0, desc="Reading token vectors")
-    results = explanation.explain_pair(model_keys, sentence_a, sentence_b)
-    done = [r for r in results if not isinstance(r, str)]
+    results = explanation.explain_pair(model_keys, sentence_a, sentence_b,
+                                       progress=lambda fraction, what: progress(fraction, desc=what))
+    done = [r for r in results if r.ok]
     maps = [r.contributions for r in done if r.exact]
     zmax = max((float(np.abs(m).max()) for m in maps), default=None) or None
     figures = [_explanation_figure(r, zmax) for r in done]
@@ -71,8 +72,8 @@ def explain_summary(results: list) -> str:
     """One card per model: cosine, method, the shares, the top pairs (user text escaped)."""
     cards = []
     for result in results:
-        if isinstance(result, str):
-            cards.append(snippets.message(f"Skipped {result}", "warning"))
+        if result.error:
+            cards.append(snippets.message(f"Skipped {result.key}: {result.error}", "warning"))
             continue
         head = (f'<div class="model-head"><span class="model-name">{snippets.esc(result.label)}</span>'
                 f'{snippets.badge(result.family)}</div>')
@@ -105,11 +106,8 @@ def run_cone(model_keys: list[str], split: str, progress=gr.Progress()) -> list:
     """(summary HTML, histogram figure)."""
     if split not in {value for _, value in SPLITS}:
         raise ValueError(f"Choose the STSb split to sample pairs from: {', '.join(v for _, v in SPLITS)}.")
-    def step(key: str, done: int, total: int) -> None:
-        progress(done / max(total, 1), desc=f"{key}: {done:,} / {total:,} sentences")
-
-    results = cone.anisotropy_many(model_keys, split, progress=step)
-    done = [r for r in results if not isinstance(r, str)]
+    results = cone.anisotropy_many(model_keys, split, progress=lambda fraction, what: progress(fraction, desc=what))
+    done = [r for r in results if r.ok]
     figure = why_plots.anisotropy_histograms(done) if done else None
     return [cone_summary(results), figure]
 
@@ -117,8 +115,9 @@ def run_cone(model_keys: list[str], split: str, progress=gr.Progress()) -> list:
 def cone_summary(results: list) -> str:
     rows = []
     for result in results:
-        if isinstance(result, str):
-            rows.append(f'<tr><td colspan="5" class="muted">Skipped {snippets.esc(result)}</td></tr>')
+        if result.error:
+            rows.append(f'<tr><td colspan="5" class="muted">Skipped {snippets.esc(result.key)}: '
+                        f'{snippets.esc(result.error)}</td></tr>')
             continue
         rows.append(
             f'<tr><td>{snippets.esc(result.label)} {snippets.badge(result.family)}'

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from ...config import settings
@@ -108,6 +109,11 @@ class ModelKind:
     def load(self, entry: ModelEntry, status: Availability, device: str) -> Any:
         """The model, on ``device``, from where ``status`` says it is (never with remote code)."""
         raise NotImplementedError(f"{self.name} models cannot be loaded")
+
+    def score_pairs(self, model: Any, firsts: list[str], seconds: list[str],
+                    progress: Callable[[int, int], None] | None = None) -> Any:
+        """A score per pair, for a kind that scores pairs without sentence vectors (a cross-encoder)."""
+        raise NotImplementedError(f"{self.name} models score pairs by the cosine of their sentence vectors")
 
     def dimension(self, entry: ModelEntry, status: Availability) -> int | None:
         """The sentence-vector size read from files without loading the model; None when unknown."""

@@ -1,0 +1,66 @@
+"""One similarity score per sentence pair, whatever the kind of model: the STS benchmark's input.
+
+A model that embeds sentences scores a pair by the cosine of its two vectors (each distinct
+sentence encoded once, through :func:`~.encoder.encode` and its cache); a model that only scores
+pairs (a cross-encoder) is asked by its kind (:meth:`ModelKind.score_pairs
+<sbert_demo.models.kinds.base.ModelKind.score_pairs>`), pair by pair.
+
+Example::
+
+    >>> scored = score_pairs("glove-6b-50d", ["A cat sleeps."], ["A kitten naps."])
+    >>> round(float(scored.scores[0]), 2), scored.by_cosine
+    (0.8, True)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..models.kinds import EMBEDS, SCORES_PAIRS, kind_of
+from ..models.loading import ResolvedModel
+from ..models.per_model import resolve_for
+from ..models.registry import Registry
+from . import model_cache
+from .encoder import encode, validate_texts
+
+Counter = Callable[[int, int], None]  # (done, total): texts or pairs scored so far
+
+
+@dataclass(frozen=True)
+class PairScores:
+    scores: np.ndarray  # (n,) float64: cosine, or the pair scorer's own score
+    by_cosine: bool  # True: cosine of sentence vectors (in [-1, 1]); False: a pair scorer's score
+    cached: bool  # nothing had to be computed
+    runtime: str
+    notes: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+def pair_cosines(embeddings1: np.ndarray, embeddings2: np.ndarray) -> np.ndarray:
+    """Row-wise cosine of two matrices of L2-normalised rows (float64 for a stable ranking)."""
+    return np.einsum("ij,ij->i", embeddings1.astype(np.float64), embeddings2.astype(np.float64))
+
+
+def score_pairs(model: str | ResolvedModel, firsts: Sequence[str], seconds: Sequence[str], *,
+                registry: Registry | None = None, progress: Counter | None = None, **encode_options) -> PairScores:
+    """A score for each pair ``(firsts[i], seconds[i])``; raises ValueError with a sentence."""
+    started = time.perf_counter()
+    if len(firsts) != len(seconds):
+        raise ValueError(f"There are {len(firsts):,} first sentences and {len(seconds):,} second ones; "
+                         "a pair needs one of each.")
+    model = resolve_for(model, SCORES_PAIRS, "score sentence pairs", registry)
+    kind = kind_of(model.entry)
+    n = len(firsts)
+    if kind.can(EMBEDS):
+        encoded = encode(model, [*firsts, *seconds], registry=registry, progress=progress, **encode_options)
+        scores = pair_cosines(encoded.embeddings[:n], encoded.embeddings[n:])
+        return PairScores(scores, True, encoded.from_cache, encoded.runtime, tuple(encoded.notes),
+                          time.perf_counter() - started)
+    validate_texts([*firsts, *seconds])
+    loaded = model_cache.load(model, registry, backend="torch", precision=encode_options.get("precision"))
+    scores = np.asarray(kind.score_pairs(loaded.model, list(firsts), list(seconds), progress), dtype=np.float64)
+    return PairScores(scores, False, False, loaded.device.runtime, (), time.perf_counter() - started)
