@@ -320,7 +320,8 @@ def test_training_effect_compares_a_trained_model_with_its_base(tiny_sbert_in_mo
     assert np.allclose(effect.before, glove @ glove.T, atol=1e-5)
     tiny = encode(tiny_sbert_in_models, sentences).embeddings
     assert np.allclose(effect.after, tiny @ tiny.T, atol=1e-5)
-    assert effect.scores() == {"dev": {"before": 0.6552, "after": 0.6808}, "test": {"before": 0.5561, "after": 0.5878}}
+    assert [(row.split, row.before, row.after) for row in effect.scores()] == [("dev", 0.6552, 0.6808),
+                                                                              ("test", 0.5561, 0.5878)]
     moved = effect.moved_pairs()
     assert len(moved) == 3 and abs(moved[0][3] - moved[0][2]) >= abs(moved[-1][3] - moved[-1][2])
     figure = plots.difference_heatmap(effect.before, effect.after, sentences, "diff")

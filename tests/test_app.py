@@ -261,7 +261,7 @@ def test_sts_streams_a_row_per_model_with_the_core_numbers(tiny: str, tiny_sts_d
     for row, key in zip(table["data"], ["glove-6b-50d", tiny]):
         result = evaluate(key, pairs)
         assert row[2] == f"{result.spearman * 100:.2f}" and row[3] == f"{result.pearson * 100:.2f}"
-    assert table["data"][2][2] == "" and "Hugging Face Hub" in table["data"][2][-1]
+    assert table["data"][2][2] == "–" and "Hugging Face Hub" in table["data"][2][-1]
     assert "6 scored pairs" in status
     names = [trace.name for trace in bars.data]
     assert "naive" in names and any(name.startswith("published") for name in names)

@@ -282,7 +282,7 @@ def test_search_by_words_and_by_meaning(topics_csv: Path) -> None:
     assert found["glove-6b-50d"][0].tolist() == [0, 2, 3] and "3 of 18 sentences" in found["glove-6b-50d"][1]
     order, scores = meaning_matches("glove-6b-50d", corpus.sentences, "a man is playing a guitar", top=3)
     assert order[0] == 0 and scores[0] == pytest.approx(1.0, abs=1e-5) and (np.diff(scores) <= 0).all()
-    with pytest.raises(ValueError, match="at most 500"):
+    with pytest.raises(ValueError, match="the limit here is 500"):
         search(result, "x" * 501, "words")
     with pytest.raises(ValueError, match="Unknown search mode"):
         search(result, "x", "regex")

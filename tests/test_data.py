@@ -11,7 +11,7 @@ from sbert_demo.config import reload_settings
 
 from sbert_demo.data import benchmarks as data
 from sbert_demo.data import files as datafiles
-from sbert_demo.data import records
+from sbert_demo.data import records, tables
 from sbert_demo.data.records import NLI_LABELS, NliPairs, ScoredPairs, Triplets
 
 from conftest import SHIPPED_DATA
@@ -257,7 +257,7 @@ def test_utf8_with_bom_and_missing_file(tmp_path: Path) -> None:
 
 
 def test_file_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(datafiles, "MAX_FILE_BYTES", 10)
+    monkeypatch.setattr(tables, "MAX_FILE_BYTES", 10)
     path = write(tmp_path, "pairs.csv", "sentence1,sentence2,score\na,b,1\nc,d,2\n")
     with pytest.raises(ValueError, match="the limit is"):
         datafiles.read_scored_pairs(path)
@@ -416,6 +416,6 @@ def test_broken_or_huge_gzip_is_refused_with_a_sentence(tmp_path: Path, monkeypa
         datafiles.read_nli_file(broken)
     bomb = tmp_path / "bomb.csv.gz"
     bomb.write_bytes(gzip.compress(b"premise,hypothesis,label\n" + b"a,b,entailment\n" * 1000))
-    monkeypatch.setattr(datafiles, "MAX_FILE_BYTES", 2000)
+    monkeypatch.setattr(tables, "MAX_FILE_BYTES", 2000)
     with pytest.raises(ValueError, match="holds more than"):
         datafiles.read_nli_file(bomb)

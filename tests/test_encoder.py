@@ -108,12 +108,12 @@ def test_progress_reported_up_to_the_total(tiny_sbert_in_models, monkeypatch: py
     [
         ([], "There is nothing to encode: the list of texts is empty."),
         ((), "There is nothing to encode"),
-        ([""], "Text #1 is empty or only whitespace"),
-        (["  \n\t "], "Text #1 is empty or only whitespace"),
-        (["fine", "\u3000"], "Text #2 is empty or only whitespace"),  # ideographic space
-        (["fine", 3], "Text #2 is not a string (got int)"),
-        (["fine", None], "Text #2 is not a string (got NoneType)"),
-        ([b"bytes"], "Text #1 is not a string (got bytes)"),
+        ([""], "Text #1 is empty (or only spaces and invisible characters)"),
+        (["  \n\t "], "Text #1 is empty (or only spaces and invisible characters)"),
+        (["fine", "\u3000"], "Text #2 is empty (or only spaces and invisible characters)"),  # ideographic space
+        (["fine", 3], "Text #2 must be text, not int"),
+        (["fine", None], "Text #2 must be text, not NoneType"),
+        ([b"bytes"], "Text #1 must be text, not bytes"),
         ("a single string", "Give a list of texts, not a single string"),
         (None, "Give a list of texts"),
         (42, "Give a list of texts"),
@@ -163,8 +163,7 @@ UNICODE = [
     "مرحبا بالعالم",
     "שלום עולם",
     "zero\u200bwidth\u200djoiner\ufeff",
-    "\u202eright to left override\u202c",
-    "\u200b",
+    "\u202eright to left override\u202c",  # (a text of invisible characters only is blank: tests/test_text.py)
     "e\u0301 combining accent and café",
     "中文句子",
 ]

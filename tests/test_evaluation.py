@@ -257,5 +257,5 @@ def test_cli_usage_errors_exit_2(argv: list[str], capsys) -> None:
 
 def test_format_table() -> None:
     table = format_table(["name", "score"], [["a", 1.5], ["longer", None]])
-    assert table.splitlines() == ["name    score", "------  -----", "a         1.5", "longer      -"]
+    assert table.splitlines() == ["name    score", "------  -----", "a         1.5", "longer      –"]
     assert format_table(["only"], []).splitlines() == ["only", "----"]

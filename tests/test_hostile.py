@@ -346,7 +346,7 @@ def test_sts_markup_in_sentences_and_model_names_is_shown_as_text(tmp_path: Path
     shown = assert_no_raw_markup([step[:1] + step[2:] for step in steps])
     assert any("&lt;script&gt;" in s for s in shown) and any("&lt;a href" in s for s in shown)
     row = table["data"][1]  # the unknown "model" is a row with the reason, not a crash
-    assert row[2] == "" and "Unknown model" in row[-1]
+    assert row[2] == "–" and "Unknown model" in row[-1]
 
 
 @pytest.mark.parametrize(("dataset", "path", "models", "words"), [

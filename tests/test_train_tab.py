@@ -274,7 +274,7 @@ def test_progress_bar_text() -> None:
 def test_before_after_table_has_the_numbers_and_deltas() -> None:
     html = train_view.results_html(FINISHED)
     assert ('<tr><td>STSb test</td><td class="num">55.61</td><td class="num">59.04</td>'
-            '<td class="num"><span style="color:#009E73">+3.43</span></td></tr>') in html
+            '<td class="num"><span class="change-up">+3.43</span></td></tr>') in html
     assert '<td class="num">65.52</td><td class="num">70.12</td>' in html and "+4.60" in html
     assert "The model <strong>glove-nli</strong> is saved" in html
     running = train_view.results_html(RUNNING)

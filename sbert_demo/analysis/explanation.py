@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data.text import check_text
 from ..encoding import model_cache
 from ..encoding.encoder import fitted_fix
 from ..explore.similarity import normalize_rows
@@ -107,19 +108,7 @@ def _word(token: str) -> str:
 
 
 def check_sentence(text: object, name: str) -> str:
-    if not isinstance(text, str):
-        raise ValueError(f"Sentence {name} must be text, not {type(text).__name__}.")
-    if not text.strip():
-        raise ValueError(f"Sentence {name} is empty; write a sentence to compare.")
-    if len(text) > MAX_CHARS:
-        raise ValueError(f"Sentence {name} has {len(text):,} characters; explanations take up to "
-                         f"{MAX_CHARS:,}. Shorten it.")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"Sentence {name} contains an unpaired surrogate, which is not valid Unicode "
-                         "text; remove that character.") from None
-    return text
+    return check_text(text, f"Sentence {name}", max_chars=MAX_CHARS, blank_hint="write a sentence to compare")
 
 
 def _mean_contributions(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..benchmark.score_changes import ScoreChange, score_changes
 from ..encoding.encoder import encode
 from ..explore.similarity import cosine_matrix
 from ..models import local
@@ -33,11 +34,9 @@ class TrainingEffect:
     after: np.ndarray = field(repr=False)  # ... and of the trained model
     card: dict = field(default_factory=dict, repr=False)
 
-    def scores(self) -> dict[str, dict[str, float | None]]:
-        """STSb Spearman before / after per split, from the model card (``{"dev": {"before": ..}}``)."""
-        before, after = self.card.get("before") or {}, self.card.get("after") or {}
-        return {split: {"before": before.get(split), "after": after.get(split)} for split in ("dev", "test")
-                if before.get(split) is not None or after.get(split) is not None}
+    def scores(self) -> list[ScoreChange]:
+        """STSb Spearman before / after per split, from the model card (splits with neither left out)."""
+        return score_changes(self.card.get("before"), self.card.get("after"), keep_empty=False)
 
     def moved_pairs(self, k: int = MOVED_PAIRS) -> list[tuple[int, int, float, float]]:
         """``(i, j, before, after)`` of the ``k`` sentence pairs whose cosine changed most."""

@@ -3,5 +3,5 @@
 * :mod:`.evaluation` — :func:`~.evaluation.evaluate` one model, :func:`~.evaluation.evaluate_many` several;
 * :mod:`.plots` — Spearman bars against the SBERT paper's numbers, gold score against cosine.
 
-May import: config, shared, views, plot_style, models, data, encoding.
+May import: config, shared, views, formatting, plot_style, models, data, encoding.
 """

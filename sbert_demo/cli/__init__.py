@@ -6,7 +6,7 @@ exit status 2, never a traceback. One module per group of commands: :mod:`.evalu
 ``eval``), :mod:`.analysis` (``explain``, ``anisotropy``), :mod:`.train` (``train``); :mod:`.output`
 formats what they print.
 
-May import: config, shared, views, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training.
+May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training.
 """
 
 from __future__ import annotations

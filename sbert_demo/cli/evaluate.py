@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from .output import format_table, progress_bar, x100
+from ..formatting import x100
+from .output import format_table, progress_bar
 
 
 def cmd_models(args: argparse.Namespace) -> int:

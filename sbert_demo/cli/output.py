@@ -6,10 +6,12 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+from ..formatting import MISSING
+
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A plain fixed-width table (numbers right-aligned)."""
-    cells = [[str(h) for h in headers]] + [["-" if v is None else str(v) for v in row] for row in rows]
+    cells = [[str(h) for h in headers]] + [[MISSING if v is None else str(v) for v in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     numeric = [all(_is_number(r[i]) for r in cells[1:]) and len(cells) > 1 for i in range(len(headers))]
 
@@ -24,16 +26,9 @@ def _is_number(text: str) -> bool:
         float(text)
         return True
     except ValueError:
-        return text == "-"
+        return text == MISSING
 
 
-def x100(value: float | None) -> str | None:
-    return None if value is None else f"{value * 100:.2f}"
-
-
-def signed(value: float) -> str:
-    """A change in Spearman as points x 100 with its sign, e.g. ``+3.20``."""
-    return f"{value * 100:+.2f}"
 
 
 @contextmanager

@@ -17,7 +17,9 @@ from typing import Any
 
 from ..training.reporting import Reporter
 from ..training.settings import CONCAT_PARTS, OBJECTIVES
-from .output import format_table, signed, x100
+from ..benchmark.score_changes import score_changes
+from ..formatting import signed_x100, x100
+from .output import format_table
 
 
 class TqdmReporter(Reporter):
@@ -87,13 +89,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     except Cancelled as exc:
         print(f"cancelled: {exc}", file=sys.stderr)
         return 130
-    after = result.after or {}
-    rows = [[f"{config.base} (before)", x100(result.before["dev"]), x100(result.before["test"])],
-            [f"{result.name} (after)", x100(after.get("dev")), x100(after.get("test"))]]
+    changes = score_changes(result.before, result.after)
+    rows = [[f"{config.base} (before)", *(x100(row.before) for row in changes)],
+            [f"{result.name} (after)", *(x100(row.after) for row in changes)]]
     if result.after:
-        rows.append(["change", signed(after["dev"] - result.before["dev"]),
-                     signed(after["test"] - result.before["test"])])
-    print(format_table(["model", "STSb dev", "STSb test"], rows))
+        rows.append(["change", *(signed_x100(row.change) for row in changes)])
+    print(format_table(["model", *(f"STSb {row.split}" for row in changes)], rows))
     print(f"Saved {result.folder} ({result.pairs:,} examples, {result.steps:,} steps, "
           f"{result.train_seconds:.1f} s training on {result.device}); "
           f"use it as --models {result.name}", file=sys.stderr)

@@ -8,5 +8,5 @@
   sentences) and the built-in one (every distinct STSb sentence, labelled by source);
 * :mod:`.examples` — the built-in example sentence sets.
 
-May import: config, shared, views, hub.
+May import: config, shared, views, formatting, hub.
 """

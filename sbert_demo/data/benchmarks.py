@@ -24,8 +24,8 @@ from typing import Any
 from ..config import SHIPPED_DATA, settings
 from ..hub import HUB_UNREACHABLE, hub_reachable
 from ..shared import memoize
-from .files import _check_scored, _number, read_nli_file
-from .records import NliPairs, ScoredPairs, Triplets, _capped
+from .files import check_scored, parse_number, read_nli_file
+from .records import NliPairs, ScoredPairs, Triplets, capped
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ NLI_HUB = "sentence-transformers/all-nli"
 NLI_PATTERNS = ("*.csv", "*.csv.gz")
 
 
-def _folder(data_dir: str | Path | None) -> Path:
+def data_folder(data_dir: str | Path | None = None) -> Path:
     """``data_dir`` when given, else ``SBERT_DEMO_DATA``, else the data shipped in the repository."""
     if data_dir is not None and str(data_dir).strip():
         return Path(data_dir).expanduser()
@@ -98,7 +98,7 @@ def sts_split(split: str, data_dir: str | Path | None = None) -> ScoredPairs:
     if split not in STS_SPLITS:
         raise ValueError(f"Unknown STS benchmark split {split!r}; choose one of "
                          f"{', '.join(STS_SPLITS)} (or validation for dev).")
-    folder = _folder(data_dir)
+    folder = data_folder(data_dir)
     tried = [folder / "stsbenchmark" / f"sts-{split}.csv", folder / f"sts-{split}.csv"]
     for path in tried:
         if path.is_file():
@@ -134,16 +134,16 @@ def _parse_sts_file(path: str, mtime_ns: int, split: str) -> ScoredPairs:
         if not first or not second:
             problems.append(f"line {line_no}: empty sentence")
             continue
-        score = _number(fields[4], "score", line_no, problems)
+        score = parse_number(fields[4], "score", line_no, problems)
         if score is None:
             continue
         sentences1.append(first)
         sentences2.append(second)
         scores.append(score)
     logger.info("Read %d STS benchmark pairs from %s", len(scores), path)
-    pairs = ScoredPairs(sentences1, sentences2, scores, f"STSb {split}", _capped(problems),
+    pairs = ScoredPairs(sentences1, sentences2, scores, f"STSb {split}", capped(problems),
                         score_range=(0.0, 5.0))
-    _check_scored(pairs, path)
+    check_scored(pairs, path)
     return pairs
 
 
@@ -158,7 +158,7 @@ def _hub_sts(split: str) -> ScoredPairs:
 
 def _nli_files(data_dir: str | Path | None) -> tuple[Path, list[Path]]:
     """The data folder and its NLI files (plain or gzip-compressed CSV), in name order."""
-    folder = _folder(data_dir)
+    folder = data_folder(data_dir)
     files = {path for pattern in NLI_PATTERNS for path in (folder / "nli").glob(pattern)}
     return folder, sorted(files)
 

@@ -20,9 +20,9 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .benchmarks import STS_SPLITS, _folder
-from .files import _read_table, check_size, decode_upload
-from .sentences import ParsedSentences, _finish, _parse_text
+from .benchmarks import STS_SPLITS, data_folder
+from .sentences import ParsedSentences, clean_records, parse_lines
+from .tables import alternatives, check_size, decode_upload, find_column, read_table
 
 logger = logging.getLogger(__name__)
 
@@ -74,19 +74,19 @@ def read_corpus(path: str | Path, text_column: str | None = None, label_column: 
         if not data.strip():
             raise ValueError(f"{name} is empty; it needs at least two sentences.")
         text = decode_upload(data, name, "save it as UTF-8 plain text and upload it again.")
-        parsed = _parse_text(text, name, max_sentences, MAX_SENTENCE_CHARS, drop_repeats=True)
+        parsed = parse_lines(text, name, max_sentences, MAX_SENTENCE_CHARS, drop_repeats=True)
         return _corpus(name, parsed, "label" if parsed.groups is not None else None, (), None)
     header, rows = _parquet_rows(path, max_sentences) if suffix == ".parquet" else _text_rows(path)
-    text_at = _pick(header, text_column, TEXT_COLUMNS, "text", name)
+    text_at = find_column(header, TEXT_COLUMNS, text_column, "text", name)
     if text_at is None:
-        raise ValueError(f"{name} has no text column; name one {_names(TEXT_COLUMNS[:4])} or choose it "
+        raise ValueError(f"{name} has no text column; name one {alternatives(TEXT_COLUMNS[:4])} or choose it "
                          f"(columns found: {', '.join(header[:12]) or 'none'}).")
-    label_at = None if label_column == NO_LABEL else _pick(header, label_column, LABEL_COLUMNS, "label", name)
+    label_at = None if label_column == NO_LABEL else find_column(header, LABEL_COLUMNS, label_column, "label", name)
     if label_at == text_at:
         raise ValueError(f"'{header[text_at]}' cannot be both the text and the label column; choose another.")
     records = [(line, None if label_at is None else _cell(fields, label_at), _cell(fields, text_at))
                for line, fields in rows]
-    parsed = _finish(records, "Row", name, max_sentences, MAX_SENTENCE_CHARS, drop_repeats=True)
+    parsed = clean_records(records, "Row", name, max_sentences, MAX_SENTENCE_CHARS, drop_repeats=True)
     label_name = None if label_at is None or parsed.groups is None else header[label_at]
     return _corpus(name, parsed, label_name, tuple(header), header[text_at])
 
@@ -121,23 +121,8 @@ def _cell(fields: list[str], index: int) -> str:
     return fields[index] if index < len(fields) else ""
 
 
-def _names(names: tuple[str, ...]) -> str:
-    quoted = [f"'{n}'" for n in names]
-    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
-
-
-def _pick(header: list[str], wanted: str | None, aliases: tuple[str, ...], role: str, name: str) -> int | None:
-    lowered = [column.strip().lower() for column in header]
-    if wanted:
-        if wanted.strip().lower() not in lowered:
-            raise ValueError(f"{name} has no column '{wanted}' for the {role}; its columns are "
-                             f"{', '.join(header[:12])}.")
-        return lowered.index(wanted.strip().lower())
-    return next((lowered.index(alias) for alias in aliases if alias in lowered), None)
-
-
 def _text_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    table = _read_table(path)
+    table = read_table(path)
     if not table.header:
         raise ValueError(f"{path.name} is empty; it needs a header row and at least two rows.")
     return table.header, table.records
@@ -176,7 +161,7 @@ def _text(value: object) -> str:
 def stsb_corpus(data_dir: str | Path | None = None) -> Corpus:
     """Every distinct sentence of the local STS benchmark (train, dev, test), labelled by its source
     data set (``headlines``, ``images``, ``MSRvid``, ``answers-forums``, ...)."""
-    folder = _folder(data_dir)
+    folder = data_folder(data_dir)
     records: list[tuple[int, str, str]] = []
     for split in STS_SPLITS:
         path = next((p for p in (folder / "stsbenchmark" / f"sts-{split}.csv", folder / f"sts-{split}.csv")
@@ -190,6 +175,7 @@ def stsb_corpus(data_dir: str | Path | None = None) -> Corpus:
             if len(fields) >= 7:
                 records += [(len(records) + 1, fields[1].strip(), fields[5]),
                             (len(records) + 2, fields[1].strip(), fields[6])]
-    parsed = _finish(records, "Sentence", STSB_CORPUS, MAX_CORPUS_SENTENCES, MAX_SENTENCE_CHARS, drop_repeats=True)
+    parsed = clean_records(records, "Sentence", STSB_CORPUS, MAX_CORPUS_SENTENCES, MAX_SENTENCE_CHARS,
+                           drop_repeats=True)
     notes = [note for note in parsed.notes if not note.startswith("Dropped")]  # repeats are expected here
     return Corpus(STSB_CORPUS, parsed.sentences, parsed.groups, "source", (), None, notes)

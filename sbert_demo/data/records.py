@@ -83,7 +83,8 @@ class Triplets:
         return len(self.anchors)
 
 
-def _capped(problems: list[str]) -> list[str]:
+def capped(problems: list[str]) -> list[str]:
+    """At most ``MAX_PROBLEMS`` rejected rows, then one line counting the rest."""
     if len(problems) <= MAX_PROBLEMS:
         return problems
     return problems[:MAX_PROBLEMS] + [f"… and {len(problems) - MAX_PROBLEMS} more rejected rows"]

@@ -12,14 +12,12 @@ Example::
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import decode_upload
+from .tables import alternatives, decode_upload, find_column, parse_delimited
+from .text import clean_text
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +52,7 @@ def parse_sentences(
     """
     if not isinstance(text, str):
         raise ValueError(f"Sentences must be given as text, not as {type(text).__name__}.")
-    return _parse_text(text, None, max_sentences, max_chars)
+    return parse_lines(text, None, max_sentences, max_chars)
 
 
 def read_sentence_file(
@@ -83,14 +81,14 @@ def read_sentence_file(
         raise ValueError(f"{name} is empty; it needs at least two sentences.")
     text = decode_upload(data, name, "save it as UTF-8 plain text or CSV and upload it again.")
     if suffix == ".txt":
-        return _parse_text(text, name, max_sentences, max_chars)
-    records = _table_records(text, "\t" if suffix == ".tsv" else ",", name)
-    return _finish(records, "Row", name, max_sentences, max_chars)
+        return parse_lines(text, name, max_sentences, max_chars)
+    return clean_records(_table_records(text, name), "Row", name, max_sentences, max_chars)
 
 
-def _parse_text(
+def parse_lines(
     text: str, source: str | None, max_sentences: int, max_chars: int, drop_repeats: bool = False
 ) -> ParsedSentences:
+    """Text-box lines (``group | sentence`` or a sentence) as sentences; ``source`` names the file, if any."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[-1] == "":  # a final newline ends the last line; it is not a blank line
         lines.pop()
@@ -101,7 +99,7 @@ def _parse_text(
         if group is None and "|" in line:
             long_labels.append(number)
         records.append((number, group, sentence))
-    parsed = _finish(records, "Line", source, max_sentences, max_chars, drop_repeats)
+    parsed = clean_records(records, "Line", source, max_sentences, max_chars, drop_repeats)
     if long_labels and parsed.groups is not None:
         parsed.notes.append(
             f"{_numbered('Line', long_labels)} {_verb(long_labels, 'has', 'have')} a '|' after "
@@ -117,63 +115,27 @@ def _split_group(line: str) -> tuple[str | None, str]:
     return None, line
 
 
-def _table_records(text: str, delimiter: str, name: str) -> list[_Record]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    try:
-        header = next((row for row in reader if any(cell.strip() for cell in row)), None)
-        columns = [cell.strip().lower() for cell in header or []]
-        sentence_col = _find_column(columns, SENTENCE_COLUMNS)
-        if sentence_col is None:
-            found = ", ".join(repr(c) for c in columns[:10]) or "none"
-            raise ValueError(
-                f"{name} has no sentence column. Name one header column "
-                f"{_alternatives(SENTENCE_COLUMNS)}, and optionally one "
-                f"{_alternatives(GROUP_COLUMNS)} (columns found: {found})."
-            )
-        group_col = _find_column(columns, GROUP_COLUMNS)
-        records: list[_Record] = []
-        for row in reader:
-            sentence = row[sentence_col] if sentence_col < len(row) else ""
-            group = None
-            if group_col is not None:
-                group = (row[group_col] if group_col < len(row) else "").strip()
-            records.append((reader.line_num, group, sentence))
-    except csv.Error as exc:
-        message = f"{name} could not be read as a table ({exc}); check its format."
-        raise ValueError(message) from None
-    return records
+def _table_records(text: str, name: str) -> list[_Record]:
+    header, rows = parse_delimited(text, name)
+    columns = [cell.lower() for cell in header]
+    sentence_col = find_column(columns, SENTENCE_COLUMNS)
+    if sentence_col is None:
+        found = ", ".join(repr(c) for c in columns[:10]) or "none"
+        raise ValueError(
+            f"{name} has no sentence column. Name one header column "
+            f"{alternatives(SENTENCE_COLUMNS)}, and optionally one "
+            f"{alternatives(GROUP_COLUMNS)} (columns found: {found})."
+        )
+    group_col = find_column(columns, GROUP_COLUMNS)
+    return [(line, None if group_col is None else _cell(row, group_col).strip(), _cell(row, sentence_col))
+            for line, row in rows]
 
 
-def _find_column(columns: list[str], aliases: tuple[str, ...]) -> int | None:
-    for alias in aliases:
-        if alias in columns:
-            return columns.index(alias)
-    return None
+def _cell(row: list[str], index: int) -> str:
+    return row[index] if index < len(row) else ""
 
 
-def _alternatives(names: tuple[str, ...]) -> str:
-    quoted = [f"'{n}'" for n in names]
-    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
-
-
-def _clean(text: str) -> tuple[str, int]:
-    """Remove invisible and control characters; tabs and odd spaces become normal spaces."""
-    if text.isprintable():  # fast path: no control, format or non-ASCII space characters
-        return text, 0
-    kept: list[str] = []
-    removed = 0
-    for char in text:
-        category = unicodedata.category(char)
-        if char == "\t" or category in ("Zs", "Zl", "Zp"):
-            kept.append(" ")
-        elif category[0] == "C":  # Cc control, Cf zero-width/format, Cs, Co, Cn
-            removed += 1
-        else:
-            kept.append(char)
-    return "".join(kept), removed
-
-
-def _finish(
+def clean_records(
     records: list[_Record], unit: str, source: str | None, max_sentences: int, max_chars: int,
     drop_repeats: bool = False,
 ) -> ParsedSentences:
@@ -188,10 +150,10 @@ def _finish(
     label_only: list[int] = []
     empty_label: list[int] = []
     for number, group, sentence in records:
-        sentence, removed_here = _clean(sentence)
+        sentence, removed_here = clean_text(sentence)
         sentence = sentence.strip()
         if group is not None:
-            group, removed_group = _clean(group)
+            group, removed_group = clean_text(group)
             group = group.strip()
             removed_here += removed_group
         removed += removed_here

@@ -10,5 +10,5 @@
 
 data: only for the sentence collection the fixes are fitted on.
 
-May import: config, shared, views, hub, models, data.
+May import: config, shared, views, formatting, hub, models, data.
 """

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..models import loading
+from ..data.text import check_text
 from ..models.entries import ModelEntry
 from ..models.loading import ResolvedModel
 from ..models.kinds import kind_of
@@ -80,15 +81,7 @@ def validate_texts(texts: Sequence[str], max_texts: int = MAX_TEXTS) -> list[str
     if len(texts) > max_texts:
         raise ValueError(f"{len(texts):,} texts is too many at once; the limit is {max_texts:,}.")
     for position, text in enumerate(texts, start=1):
-        if not isinstance(text, str):
-            raise ValueError(f"Text #{position} is not a string (got {type(text).__name__}).")
-        if not text.strip():
-            raise ValueError(f"Text #{position} is empty or only whitespace; remove it or write a sentence.")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:  # tokenizers cannot take it (a TypeError deep inside them)
-            raise ValueError(f"Text #{position} contains an unpaired surrogate, which is not valid Unicode "
-                             "text; remove that character.") from None
+        check_text(text, f"Text #{position}", blank_hint="remove it or write a sentence")
     return list(texts)
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.corpora import Corpus
+from ..data.text import check_text, clean_text
 from ..encoding.encoder import encode
 from ..encoding.fixes import collection_id
 from ..models.kinds import EMBEDS
@@ -166,12 +167,10 @@ def _clusters(corpus: Corpus, embeddings: np.ndarray, k: int) -> tuple[Clusterin
 
 
 def check_query(query: object) -> str:
-    if not isinstance(query, str):
-        raise ValueError("The search must be text.")
-    query = " ".join(query.split())
-    if len(query) > MAX_QUERY_CHARS:
-        raise ValueError(f"The search is {len(query):,} characters long; use at most {MAX_QUERY_CHARS}.")
-    return query
+    """The search as typed, invisible characters removed and spaces folded ("" searches nothing)."""
+    check_text(query, "The search", allow_blank=True)
+    query = " ".join(clean_text(query)[0].split())
+    return check_text(query, "The search", allow_blank=True, max_chars=MAX_QUERY_CHARS)
 
 
 def word_matches(sentences: Sequence[str], query: str) -> np.ndarray:

@@ -10,5 +10,5 @@
 
 Nothing here imports torch at import time, so listing models stays instant.
 
-May import: config, shared, views, hub.
+May import: config, shared, views, formatting, hub.
 """

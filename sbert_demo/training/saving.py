@@ -27,7 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..benchmark.score_changes import score_changes
 from ..config import settings
+from ..formatting import x100
 from ..models.kinds import builtin_entries
 from ..models.local import CARD_FILE, folder_problem
 
@@ -155,15 +157,10 @@ def _move_into_place(work: Path, folder: Path, overwrite: bool) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _x100(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.2f}"
-
-
 def render_readme(card: dict[str, Any]) -> str:
     """A markdown model card from the JSON card."""
-    before, after = card.get("before") or {}, card.get("after") or {}
-    rows = "\n".join(f"| STSb {split} | {_x100(before.get(split))} | {_x100(after.get(split))} |"
-                     for split in ("dev", "test"))
+    rows = "\n".join(f"| STSb {row.split} | {x100(row.before)} | {x100(row.after)} |"
+                     for row in score_changes(card.get("before"), card.get("after")))
     params = "\n".join(f"| {key} | {value} |" for key, value in (card.get("hyperparameters") or {}).items())
     return f"""# {card.get("label", "")}
 

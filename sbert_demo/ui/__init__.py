@@ -4,5 +4,5 @@ The only package that imports gradio. :mod:`.common` turns core errors into mess
 :mod:`.model_select` keeps model pickers in step with the registry, :mod:`.snippets` renders small
 HTML pieces; each tab module builds its layout, then wires its events.
 
-May import: config, shared, views, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training.
+May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training.
 """

@@ -19,6 +19,7 @@ from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_SENTENCES, NO_LABEL, STS
 from ..explore import plots
 from ..explore.corpus_map import (DEFAULT_K, MAX_K, CorpusMap, ModelMap, map_corpus,
                                   sample_sentences, search)
+from ..formatting import MISSING
 from ..views import VIEWS
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
@@ -196,20 +197,16 @@ def _clusters_table(result: CorpusMap) -> str:
     for model in result.succeeded:
         rows = []
         for cluster, size in model.clusters_by_size():
-            words = ", ".join(model.cluster_words.get(cluster, ())) or "–"
-            examples = "<br>".join(html.escape(snippets.shorten(s, 110))
-                                   for s in sample_sentences(result, model, cluster))
-            rows.append(f"<tr><td>{cluster}</td><td>{size:,}</td>"
-                        f"<td><strong>{html.escape(words)}</strong></td><td>{examples}</td></tr>")
-        blocks.append(f"<h4>{html.escape(model.label)}</h4><table class='clusters-table'><thead><tr><th>cluster</th>"
-                      f"<th>sentences</th><th>distinctive words (c-TF-IDF)</th><th>near its middle</th></tr></thead>"
-                      f"<tbody>{''.join(rows)}</tbody></table>")
+            words = ", ".join(model.cluster_words.get(cluster, ())) or MISSING
+            examples = snippets.Markup("<br>".join(snippets.esc(snippets.shorten(s, 110))
+                                                   for s in sample_sentences(result, model, cluster)))
+            rows.append([cluster, f"{size:,}", snippets.Markup(f"<strong>{snippets.esc(words)}</strong>"), examples])
+        blocks.append(f"<h4>{snippets.esc(model.label)}</h4>" + snippets.html_table(
+            ["cluster", "sentences", "distinctive words (c-TF-IDF)", "near its middle"], rows, css="clusters-table"))
     if result.label_words:
-        rows = "".join(f"<tr><td>{html.escape(label)}</td><td>{html.escape(', '.join(words)) or '–'}</td></tr>"
-                       for label, words in result.label_words.items())
-        blocks.append(f"<h4>Given labels ({html.escape(result.corpus.label_name or '')})</h4><table "
-                      f"class='clusters-table'><thead><tr><th>label</th><th>distinctive words</th></tr></thead>"
-                      f"<tbody>{rows}</tbody></table>")
+        rows = [[label, ", ".join(words) or MISSING] for label, words in result.label_words.items()]
+        blocks.append(f"<h4>Given labels ({snippets.esc(result.corpus.label_name or '')})</h4>"
+                      + snippets.html_table(["label", "distinctive words"], rows, css="clusters-table"))
     return "".join(blocks)
 
 

@@ -7,13 +7,42 @@ text) is escaped here, so no tab has to remember to. Styles live in ``ui/app.py`
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from ..formatting import MISSING
 
 FAMILY_NAMES = {"naive": "naive", "siamese": "siamese", "fine-tuned": "trained here"}
 
 
+class Markup(str):
+    """HTML built here from escaped pieces: a table cell holding it is not escaped again."""
+
+
 def esc(value: object) -> str:
     return html.escape(str(value))
+
+
+def _cell(value: object) -> str:
+    return value if isinstance(value, Markup) else esc(value)
+
+
+def html_table(headers: Sequence[str | tuple[str, str]], rows: Iterable[Sequence[object]],
+               css: str = "summary-table", numeric: Iterable[int] = ()) -> Markup:
+    """A table; every cell and header is escaped unless it is :class:`Markup` (the one place that
+    escapes table text). A header may be ``(text, tooltip)``; ``numeric`` columns get class ``num``."""
+    numeric = set(numeric)
+    head = "".join(f'<th title="{esc(h[1])}">{_cell(h[0])}</th>' if isinstance(h, tuple) else f"<th>{_cell(h)}</th>"
+                   for h in headers)
+    body = "".join("<tr>" + "".join(f'<td class="num">{_cell(v)}</td>' if i in numeric else f"<td>{_cell(v)}</td>"
+                                    for i, v in enumerate(row)) + "</tr>" for row in rows)
+    return Markup(f'<table class="{esc(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+
+
+def change_cell(text: str, value: float | None) -> Markup:
+    """A change (e.g. ``+3.43``) coloured by its sign with the palette's up/down classes."""
+    if value is None:
+        return Markup(esc(text))
+    return Markup(f'<span class="{"change-up" if value >= 0 else "change-down"}">{esc(text)}</span>')
 
 
 def shorten(text: str, limit: int) -> str:
@@ -43,13 +72,13 @@ def message(text: str, kind: str = "ok") -> str:
 
 
 def _number(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+    return MISSING if value is None else f"{value:.{digits}f}"
 
 
 def _bar(value: float | None, family: str, scale: float = 1.0) -> str:
     """A number with a thin bar under it, so differences between models are seen at a glance."""
     if value is None:
-        return "–"
+        return MISSING
     width = max(0.0, min(1.0, value / scale)) * 100 if scale > 0 else 0
     return (f'<div class="num">{value:.2f}</div>'
             f'<div class="bar"><span class="bar-{esc(family)}" style="width:{width:.0f}%"></span></div>')
@@ -61,31 +90,28 @@ def summary_table(data: dict) -> str:
     rows = []
     for model in data.get("models", []):
         runtime = f'<div class="muted runtime">{esc(model["runtime"])}</div>' if model.get("runtime") else ""
-        name = f'<td class="model-cell">{esc(model["label"])} {badge(model["family"])}{runtime}</td>'
+        name = Markup(f'{esc(model["label"])} {badge(model["family"])}{runtime}')
         if model.get("error"):
-            rows.append(f'<tr>{name}<td colspan="6" class="muted">Skipped: {esc(model["error"])}</td></tr>')
+            rows.append([name, f"Skipped: {model['error']}", "", "", "", "", ""])
             continue
         summary, clusters = model["summary"], model["clusters"]
         family = model["family"]
-        cells = [_bar(summary["mean_pairwise"], family), _number(summary["within_group"]),
-                 _number(summary["between_group"]), _bar(summary["gap"], family),
-                 f'{clusters["k"]} <span class="muted">({esc(_method_name(clusters["method"]))})</span>',
-                 _number(clusters["ari"])]
-        rows.append("<tr>" + name + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+        rows.append([name, Markup(_bar(summary["mean_pairwise"], family)), _number(summary["within_group"]),
+                     _number(summary["between_group"]), Markup(_bar(summary["gap"], family)),
+                     Markup(f'{clusters["k"]} <span class="muted">({esc(_method_name(clusters["method"]))})</span>'),
+                     _number(clusters["ari"])])
     hint = "" if grouped else (
         '<p class="muted">Add group labels (<code>group | sentence</code>) to measure within- versus '
         "between-group similarity and how well automatic clusters recover the groups.</p>")
-    return (
-        '<div class="summary"><table class="summary-table"><thead><tr><th>Model</th>'
-        '<th title="Mean cosine over all pairs of different sentences">Mean cosine, all pairs</th>'
-        "<th>Within groups</th><th>Between groups</th>"
-        '<th title="Within-group minus between-group mean cosine: larger separates meaning better">'
-        "Gap (within − between)</th><th>Auto clusters</th>"
-        '<th title="Adjusted Rand index of the automatic clusters against the given groups">ARI vs. groups</th>'
-        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        '<p class="muted">A high mean cosine means everything looks alike; a large gap means '
-        f"sentences with the same meaning stand out.</p>{hint}</div>"
-    )
+    headers = ["Model", ("Mean cosine, all pairs", "Mean cosine over all pairs of different sentences"),
+               "Within groups", "Between groups",
+               ("Gap (within − between)", "Within-group minus between-group mean cosine: larger separates meaning "
+                                          "better"),
+               "Auto clusters", ("ARI vs. groups", "Adjusted Rand index of the automatic clusters against the given "
+                                                   "groups")]
+    return (f'<div class="summary">{html_table(headers, rows)}'
+            '<p class="muted">A high mean cosine means everything looks alike; a large gap means '
+            f"sentences with the same meaning stand out.</p>{hint}</div>")
 
 
 def _method_name(method: str) -> str:

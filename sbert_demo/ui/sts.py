@@ -15,6 +15,7 @@ from ..data.benchmarks import sts_split
 from ..data.files import read_scored_pairs
 from ..data.records import ScoredPairs
 from ..explore.exports import write_table_csv
+from ..formatting import x100
 from ..models.per_model import chosen_models
 from ..models.registry import get_registry, requested_keys
 from ..views import VIEWS
@@ -125,13 +126,9 @@ def _available(key: str) -> bool:
         return False
 
 
-def _x100(value: float | None) -> str:
-    return "" if value is None else f"{value * 100:.2f}"
-
-
 def result_row(result: StsResult) -> list[str]:
     note = result.error or "; ".join(result.notes)
-    return [result.label, result.family, _x100(result.spearman), _x100(result.pearson), f"{result.n:,}",
+    return [result.label, result.family, x100(result.spearman), x100(result.pearson), f"{result.n:,}",
             f"{result.seconds:.2f}", "yes" if result.cached else "no", result.runtime, note]
 
 

@@ -13,7 +13,9 @@ from typing import Any
 
 from ..training import OBJECTIVE_LABELS, JobSnapshot, TrainConfig
 from ..training.curves import training_curves
-from .snippets import esc, message
+from ..benchmark.score_changes import score_changes
+from ..formatting import signed_x100, x100
+from .snippets import change_cell, esc, html_table, message
 
 LOG_LINES = 12
 OBJECTIVE_NAMES = {"nli-softmax": "NLI softmax", "cosine": "cosine regression", "mnrl": "MNRL"}
@@ -54,10 +56,6 @@ def about(seconds: float | None) -> str:
     if minutes < 60:
         return f"about {minutes} min"
     return f"about {minutes // 60} h {minutes % 60:02d} min"
-
-
-def x100(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.2f}"
 
 
 def describe_config(config: TrainConfig) -> str:
@@ -126,23 +124,12 @@ def results_html(snap: JobSnapshot) -> str:
     """Before/after STSb dev and test Spearman x 100 with the change; a note once the model is saved."""
     if not snap.before and not snap.after:
         return ""
-    before, after = snap.before or {}, snap.after or {}
-    rows = []
-    for split in ("dev", "test"):
-        old, new = before.get(split), after.get(split)
-        if old is None or new is None:
-            change = "–"
-        else:
-            delta = (new - old) * 100
-            colour = "#009E73" if delta >= 0 else "#D55E00"
-            change = f'<span style="color:{colour}">{delta:+.2f}</span>'
-        rows.append(f'<tr><td>STSb {split}</td><td class="num">{x100(old)}</td><td class="num">{x100(new)}</td>'
-                    f'<td class="num">{change}</td></tr>')
-    base = esc(snap.config.base) if snap.config else "base model"
-    trained = esc(snap.model_name or (snap.config.output if snap.config else "trained"))
-    table = ('<table class="summary-table"><thead><tr><th>Spearman x 100</th>'
-             f"<th>before ({base})</th><th>after ({trained})</th><th>change</th></tr></thead>"
-             f"<tbody>{''.join(rows)}</tbody></table>")
+    base = snap.config.base if snap.config else "base model"
+    trained = snap.model_name or (snap.config.output if snap.config else "trained")
+    rows = [[f"STSb {row.split}", x100(row.before), x100(row.after), change_cell(signed_x100(row.change), row.change)]
+            for row in score_changes(snap.before, snap.after)]
+    table = html_table(["Spearman x 100", f"before ({base})", f"after ({trained})", "change"], rows,
+                       numeric=(1, 2, 3))
     return table + _saved_note(snap)
 
 

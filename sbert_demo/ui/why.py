@@ -17,6 +17,7 @@ from ..analysis.training_effect import MAX_SENTENCES, trained_models, training_e
 from ..data.examples import EXAMPLE_SETS
 from ..data.sentences import parse_sentences
 from ..explore import plots as explore_plots
+from ..formatting import signed_x100, x100
 from ..models.registry import get_registry
 from ..views import VIEWS
 from . import snippets
@@ -84,12 +85,10 @@ def explain_summary(results: list) -> str:
                         f'<span class="stat-name">{snippets.esc(n)}</span></div>' for n, v in stats)
         body = f'<div class="stats">{cells}</div>'
         if result.exact:
-            rows = "".join(
-                f"<tr><td>{snippets.esc(result.tokens_a[i])}</td><td>{snippets.esc(result.tokens_b[j])}</td>"
-                f'<td class="num">{value:+.4f}</td><td class="num">{_share(value, result.cosine)}</td></tr>'
-                for i, j, value in result.top_pairs())
-            body += ('<table class="summary-table top-pairs"><thead><tr><th>token in A</th><th>token in B</th>'
-                     f"<th>contribution</th><th>of the cosine</th></tr></thead><tbody>{rows}</tbody></table>")
+            rows = [[result.tokens_a[i], result.tokens_b[j], f"{value:+.4f}", _share(value, result.cosine)]
+                    for i, j, value in result.top_pairs()]
+            body += snippets.html_table(["token in A", "token in B", "contribution", "of the cosine"], rows,
+                                        css="summary-table top-pairs", numeric=(2, 3))
         else:
             body += snippets.paragraph(f"Not exact: {result.why_not_exact}")
         body += snippets.notes_box(result.notes, title="Notes")
@@ -115,21 +114,20 @@ def run_cone(model_keys: list[str], split: str, progress=gr.Progress()) -> list:
 def cone_summary(results: list) -> str:
     rows = []
     for result in results:
+        name = snippets.Markup(f'{snippets.esc(result.label)} {snippets.badge(result.family)}'
+                               f'<div class="muted runtime">{snippets.esc(result.runtime)}</div>')
         if result.error:
-            rows.append(f'<tr><td colspan="5" class="muted">Skipped {snippets.esc(result.key)}: '
-                        f'{snippets.esc(result.error)}</td></tr>')
+            rows.append([name, f"Skipped: {result.error}", "", "", ""])
             continue
-        rows.append(
-            f'<tr><td>{snippets.esc(result.label)} {snippets.badge(result.family)}'
-            f'<div class="muted runtime">{snippets.esc(result.runtime)}</div></td>'
-            f'<td class="num">{result.mean_random_cosine:.3f}</td><td class="num">{result.similar.mean():.3f}</td>'
-            f'<td class="num">{result.unrelated.mean():.3f}</td><td class="num">{result.auc:.3f}</td></tr>')
-    return ('<table class="summary-table"><thead><tr><th>Model</th>'
-            '<th title="Mean cosine of random sentence pairs: 0 means directions are spread out">Mean cosine, '
-            "random pairs</th><th>similar pairs (gold ≥ 4)</th><th>unrelated pairs (gold ≤ 1)</th>"
-            '<th title="How well cosine separates similar from unrelated pairs: 1 perfect, 0.5 chance">AUC '
-            f"similar vs. unrelated</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            '<p class="muted">Naive vectors crowd into a cone: random pairs score high, so a cosine of 0.8 '
+        rows.append([name, f"{result.mean_random_cosine:.3f}", f"{result.similar.mean():.3f}",
+                     f"{result.unrelated.mean():.3f}", f"{result.auc:.3f}"])
+    headers = ["Model", ("Mean cosine, random pairs", "Mean cosine of random sentence pairs: 0 means directions "
+                                                       "are spread out"),
+               "similar pairs (gold ≥ 4)", "unrelated pairs (gold ≤ 1)",
+               ("AUC similar vs. unrelated", "How well cosine separates similar from unrelated pairs: 1 perfect, "
+                                             "0.5 chance")]
+    return (snippets.html_table(headers, rows, numeric=(1, 2, 3, 4))
+            + '<p class="muted">Naive vectors crowd into a cone: random pairs score high, so a cosine of 0.8 '
             "means little. Training-free fixes (centre, all-but-the-top, whitening) open the cone; SBERT "
             "needs none of them.</p>")
 
@@ -157,13 +155,10 @@ def run_before_after(model_key: str | None, text: str, progress=gr.Progress()) -
 
 
 def before_after_summary(effect, notes: list[str]) -> str:
-    scores = effect.scores()
-    rows = "".join(
-        f"<tr><td>STSb {split}</td><td class='num'>{_x100(s['before'])}</td><td class='num'>{_x100(s['after'])}</td>"
-        f"<td class='num'>{_delta(s['before'], s['after'])}</td></tr>" for split, s in scores.items())
-    table = ("<table class='summary-table'><thead><tr><th>Spearman x100 (from the model card)</th>"
-             f"<th>{snippets.esc(effect.base_label)}</th><th>{snippets.esc(effect.label)}</th><th>change</th>"
-             f"</tr></thead><tbody>{rows}</tbody></table>") if scores else snippets.paragraph(
+    rows = [[f"STSb {row.split}", x100(row.before), x100(row.after),
+             snippets.change_cell(signed_x100(row.change), row.change)] for row in effect.scores()]
+    table = snippets.html_table(["Spearman x100 (from the model card)", effect.base_label, effect.label, "change"],
+                                rows, numeric=(1, 2, 3)) if rows else snippets.paragraph(
         "The model card holds no STSb numbers.")
     moved = "".join(
         f"<li>{snippets.esc(snippets.shorten(effect.sentences[i], 60))} ↔ "
@@ -171,14 +166,6 @@ def before_after_summary(effect, notes: list[str]) -> str:
         for i, j, b, a in effect.moved_pairs())
     return (table + (f"<p class='muted'>Pairs training moved most:</p><ul class='moved'>{moved}</ul>" if moved else "")
             + snippets.notes_box(notes))
-
-
-def _x100(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.2f}"
-
-
-def _delta(before: float | None, after: float | None) -> str:
-    return "–" if before is None or after is None else f"{(after - before) * 100:+.2f}"
 
 
 def load_example(key: str) -> str:
