@@ -18,14 +18,22 @@ from plotly.colors import qualitative
 
 logger = logging.getLogger(__name__)
 
-# Okabe-Ito colours: distinguishable with colour-blindness and on a white background.
-FAMILY_COLORS: dict[str, str] = {"naive": "#E69F00", "siamese": "#0072B2", "fine-tuned": "#009E73"}
+# The app's one palette, Okabe-Ito: distinguishable with colour-blindness and on a white background.
+# Figures use it from here; the page gets it as CSS variables (:func:`palette_css`).
+PALETTE: dict[str, str] = {"orange": "#E69F00", "blue": "#0072B2", "green": "#009E73", "vermillion": "#D55E00",
+                           "magenta": "#D81B60", "grey": "#999999", "light-grey": "#BBBBBB"}
+FAMILY_COLORS: dict[str, str] = {"naive": PALETTE["orange"], "siamese": PALETTE["blue"],
+                                 "fine-tuned": PALETTE["green"]}
+# What colours mean on the page: model families, better / worse, notes and job states.
+PAGE_COLORS: dict[str, str] = {**FAMILY_COLORS, "other": "#777777", "up": PALETTE["green"],
+                               "down": PALETTE["vermillion"], "info": PALETTE["blue"], "warning": PALETTE["orange"],
+                               "error": PALETTE["vermillion"], "ok": PALETTE["green"]}
 
 
 CATEGORY_COLORS = qualitative.Plotly + qualitative.Dark24
 
 
-NOISE_COLOR = "#BBBBBB"
+NOISE_COLOR = PALETTE["light-grey"]
 
 
 FONT = dict(family="Inter, 'Helvetica Neue', Arial, sans-serif", size=12, color="#222")
@@ -35,6 +43,16 @@ HEIGHT = 480
 
 
 SCATTERGL_MIN_N = 1000  # WebGL pays off only for many points
+
+
+def palette_css() -> str:
+    """The palette as CSS variables (``--sd-naive``, ``--sd-up`` ...) for the page's stylesheet.
+
+    >>> palette_css().splitlines()[1]
+    '  --sd-naive: #E69F00;'
+    """
+    lines = "".join(f"  --sd-{name}: {colour};\n" for name, colour in PAGE_COLORS.items())
+    return f":root {{\n{lines}}}\n"
 
 
 def escape(text: object) -> str:

@@ -31,6 +31,7 @@ from sbert_demo.models.kinds import folder_dimension
 from sbert_demo.ui import explore as explore_tab
 from sbert_demo.ui import models as models_tab
 from sbert_demo.ui import sts as sts_tab
+from sbert_demo.plot_style import FAMILY_COLORS
 from sbert_demo.ui.app import build_app, configure_queue, launch_options
 from sbert_demo.ui.model_select import refresh_models
 
@@ -112,7 +113,27 @@ def test_a_train_tab_module_is_included_after_sts(monkeypatch: pytest.MonkeyPatc
 
 def test_launch_options_carry_theme_and_css() -> None:
     options = launch_options()
-    assert isinstance(options["theme"], gr.themes.Base) and ".badge-siamese" in options["css"]
+    assert isinstance(options["theme"], gr.themes.Base)
+    stylesheet = "".join(path.read_text() for path in options["css_paths"])
+    assert ".badge-siamese" in stylesheet and "var(--sd-siamese)" in stylesheet
+    assert f"--sd-siamese: {FAMILY_COLORS['siamese']};" in options["css"]  # the palette's one source
+    assert options["js"].lstrip().startswith("() => {") and "talk-next" in options["js"]
+
+
+def test_no_stylesheet_script_or_colour_code_lives_in_python() -> None:
+    """CSS, JS and page HTML are files under ui/assets; colour codes live in plot_style's palette only."""
+    import ast
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "sbert_demo"
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        strings = [n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        assert not any(re.search(r"[.#][\w-]+\s*\{[^}]*:", s) for s in strings), f"CSS in {path.name}"
+        assert not any("document.querySelector" in s or "=> {" in s for s in strings), f"JS in {path.name}"
+        if path.name != "plot_style.py":
+            assert not re.search(r"#[0-9A-Fa-f]{6}\b", text), f"a colour code in {path.name}"
 
 
 def test_app_script_picks_host_and_port(monkeypatch: pytest.MonkeyPatch) -> None:

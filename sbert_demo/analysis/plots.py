@@ -12,11 +12,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..plot_style import FAMILY_COLORS, apply_style, escape, shorten
+from ..plot_style import FAMILY_COLORS, PALETTE, apply_style, escape, shorten
 
 DIVERGING = "RdBu_r"  # red: adds to the similarity, blue: takes from it; white at 0
 TEXT_MAX_CELLS = 120  # print values in cells only when the map is this small
-HISTOGRAM_COLORS = {"random pairs": "#999999", "similar (gold ≥ 4)": "#0072B2", "unrelated (gold ≤ 1)": "#D55E00"}
+HISTOGRAM_COLORS = {"random pairs": PALETTE["grey"], "similar (gold ≥ 4)": PALETTE["blue"],
+                    "unrelated (gold ≤ 1)": PALETTE["vermillion"]}
 
 
 def _token_labels(tokens: Sequence[str]) -> list[str]:
@@ -58,7 +59,7 @@ def leave_one_out_bars(delta_a: np.ndarray, delta_b: np.ndarray, tokens_a: Seque
     fig = make_subplots(rows=1, cols=2, subplot_titles=("sentence A", "sentence B"), horizontal_spacing=0.2)
     for col, (delta, tokens) in enumerate(((delta_a, tokens_a), (delta_b, tokens_b)), start=1):
         delta = np.asarray(delta, dtype=float)
-        colors = np.where(np.nan_to_num(delta) < 0, "#D55E00", "#0072B2")
+        colors = np.where(np.nan_to_num(delta) < 0, PALETTE["vermillion"], PALETTE["blue"])
         fig.add_trace(go.Bar(
             x=np.nan_to_num(delta), y=_token_labels(tokens), orientation="h", marker_color=colors,
             customdata=[escape(t) for t in tokens], showlegend=False,

@@ -24,6 +24,7 @@ from ..plot_style import (
     CATEGORY_COLORS,
     FAMILY_COLORS,
     NOISE_COLOR,
+    PALETTE,
     SCATTERGL_MIN_N,
     apply_style,
     check_length,
@@ -219,7 +220,7 @@ def scatter_map(
 
 MAX_CATEGORIES = 24  # more colours than this cannot be told apart; the rest become "other"
 OTHER = "other"
-OTHER_COLOR = "#9A9A9A"
+OTHER_COLOR = PALETTE["grey"]
 
 
 def corpus_scatter(
@@ -270,7 +271,7 @@ def corpus_scatter(
         index = np.unique(np.asarray(list(highlight), dtype=np.int64))  # in order, each once
         fig.add_trace(go.Scattergl(
             x=coords[index, 0], y=coords[index, 1], mode="markers", name=escape(highlight_name),
-            marker=dict(size=size + 5, color="#D81B60", opacity=0.95, line=dict(width=1, color="black")),
+            marker=dict(size=size + 5, color=PALETTE["magenta"], opacity=0.95, line=dict(width=1, color="black")),
             customdata=[[hover[i], escape(keys[i])] for i in index],
             hovertemplate="%{customdata[0]}<br><i>%{customdata[1]}</i><extra></extra>",
         ))

@@ -9,19 +9,12 @@ from ..data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
 from . import snippets
 from .explore import query_choices
 from .links import SUB_TABS, make_link, parse_link
+from .page_assets import asset
 
 # (tab, name) of every component a link can set or read (the description is only set).
 SLOTS = [("explore", "example"), ("explore", "description"), ("explore", "text"), ("explore", "models"),
          ("explore", "query"), ("explore", "colour"), ("explore", "clusters"), ("explore", "mode"),
          ("corpus", "models"), ("corpus", "source"), ("sts", "models"), ("sts", "data"), ("why", "models")]
-COPY_JS = """(query, note) => {
-  if (!query) { return [query, note]; }
-  const url = window.location.origin + window.location.pathname + query;
-  if (navigator.clipboard) { navigator.clipboard.writeText(url).catch(() => {}); }
-  return [url, note];
-}"""
-
-
 def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
     """``(tab to select or None, notes, {slot: update})`` from the page's URL; slots not named stay as they are."""
     state = parse_link(dict(getattr(request, "query_params", {}) or {}))
@@ -123,4 +116,4 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
 
     copy.click(copy_handler, [current_tab, *(linkable[t][n] for t, n in readable)], [link, notes],
                queue=False, show_progress="hidden", api_name="link").then(
-        None, [link, notes], [link, notes], js=COPY_JS, queue=False, show_progress="hidden")
+        None, [link, notes], [link, notes], js=asset("copy_link.js"), queue=False, show_progress="hidden")

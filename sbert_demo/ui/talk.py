@@ -51,31 +51,6 @@ STEPS = [
     ("Training", "Siamese training of GloVe on the NLI pairs shipped with this app, live: the STSb dev "
                  "Spearman rises within seconds."),
 ]
-JS = """() => {
-  if (new URLSearchParams(window.location.search).get("view") === "talk") {
-    document.body.classList.add("talk-mode");
-  }
-  document.addEventListener("keydown", (event) => {
-    const talk = document.querySelector("#talk-next");
-    if (!talk || talk.offsetParent === null) { return; }  // only while the Talk tab is shown
-    const typing = ["INPUT", "TEXTAREA"].includes(document.activeElement?.tagName);
-    if (typing) { return; }
-    if (["ArrowRight", "PageDown", "n", "N"].includes(event.key)) { talk.click(); event.preventDefault(); }
-    if (["ArrowLeft", "PageUp", "p", "P"].includes(event.key)) {
-      document.querySelector("#talk-back")?.click(); event.preventDefault();
-    }
-  });
-}"""
-CSS = """
-.talk-title h2 { font-size: 2.2rem; margin: 0.2rem 0; }
-.talk-caption p { font-size: 1.3rem; line-height: 1.5; color: var(--body-text-color); }
-body.talk-mode { --body-text-size: 20px; }
-body.talk-mode .app-header p, body.talk-mode .app-footer { display: none; }
-body.talk-mode .talk-title h2 { font-size: 3rem; }
-body.talk-mode .talk-caption p { font-size: 1.7rem; }
-"""
-
-
 def _large(figure, height: int = 560):
     figure.update_layout(font=dict(size=FONT), height=height, title_font=dict(size=FONT + 6))
     return figure

@@ -268,7 +268,7 @@ def build_tab() -> list[Refresher]:
             feedback = gr.HTML(elem_id="train-feedback")
         with gr.Column(scale=2):
             status = gr.HTML(elem_id="train-status")
-            progress = gr.HTML(css_template=train_view.PROGRESS_CSS, elem_id="train-progress")
+            progress = gr.HTML(elem_id="train-progress")
             curves = gr.Plot(show_label=False, visible=False, elem_id="train-curves")
             results = gr.HTML(elem_id="train-results")
             with gr.Accordion("Log", open=False, visible=enabled):

@@ -20,16 +20,8 @@ from .snippets import change_cell, esc, html_table, message
 LOG_LINES = 12
 OBJECTIVE_NAMES = {"nli-softmax": "NLI softmax", "cosine": "cosine regression", "mnrl": "MNRL"}
 DATA_NAMES = {"nli": "NLI pairs", "stsb": "STSb train"}
-STATE_COLOURS = {"finished": "#009E73", "cancelled": "#E69F00", "failed": "#D55E00"}  # Okabe-Ito
 
 # Scoped to the progress component by gr.HTML(css_template=...): app.py's CSS stays untouched.
-PROGRESS_CSS = """
-.train-bar { height: 14px; border-radius: 7px; background: var(--border-color-primary); overflow: hidden; }
-.train-bar span { display: block; height: 100%; border-radius: 7px; transition: width 0.6s ease; }
-.train-progress-text { margin-top: 0.3rem; font-size: 0.92rem; font-variant-numeric: tabular-nums; }
-"""
-
-
 # --- numbers as words ----------------------------------------------------------------------------
 
 def duration(seconds: float | None) -> str:
@@ -97,11 +89,10 @@ def progress_html(snap: JobSnapshot) -> str:
             parts.append(f"whole run estimated at {about(snap.estimate_s)}")
     else:
         parts.append(snap.state)
-    colour = STATE_COLOURS.get(snap.state, "#0072B2")
     return (f'<div class="train-progress" data-state="{esc(snap.state)}">'
-            f'<div class="train-bar" role="progressbar" aria-valuenow="{fraction * 100:.0f}" '
-            f'aria-valuemin="0" aria-valuemax="100"><span style="width:{fraction * 100:.1f}%;'
-            f'background:{colour}"></span></div>'
+            f'<div class="train-bar train-bar-{esc(snap.state)}" role="progressbar" '
+            f'aria-valuenow="{fraction * 100:.0f}" aria-valuemin="0" aria-valuemax="100">'
+            f'<span style="width:{fraction * 100:.1f}%"></span></div>'
             f'<div class="train-progress-text">{" · ".join(parts)}</div></div>')
 
 
