@@ -11,8 +11,8 @@ libraries' own switches.
 Example::
 
     >>> from sbert_demo.config import settings, use_settings
-    >>> settings().models_dir.name
-    'models'
+    >>> settings() is settings()  # built once
+    True
     >>> with use_settings(settings().replace(precision="fp32")):
     ...     settings().precision
     'fp32'

@@ -143,13 +143,12 @@ class BoundedCache(Generic[K, V]):
         with self._lock:
             return self._fresh(key)  # type: ignore[arg-type]
 
-    def put(self, key: K, value: V) -> V:
+    def put(self, key: K, value: V) -> None:
         weight = float(self._weigh(value)) if self._weigh else 0.0
         with self._lock:
             self._items[key] = (value, weight, time.monotonic())
             self._items.move_to_end(key)
             self._evict()
-        return value
 
     def _evict(self) -> None:
         def too_many() -> bool:

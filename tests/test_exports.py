@@ -17,6 +17,14 @@ import pytest
 from sbert_demo.encoding.encoder import encode
 from sbert_demo.explore import exports
 
+
+def read_projector(vector_file, metadata_file) -> tuple[np.ndarray, list[list[str]]]:
+    """The vectors and metadata rows of a Projector TSV pair, read as the Embedding Projector does."""
+    vectors = np.loadtxt(vector_file, delimiter="\t", dtype=np.float32, ndmin=2)
+    with metadata_file.open(encoding="utf-8") as handle:
+        rows = [line.rstrip("\n").split("\t") for line in handle]
+    return vectors, rows
+
 SENTENCES = ["A cat sleeps.", "A dog\tbarks\nloudly.", "<b>Stocks</b> fell, \"sharply\"."]
 GROUPS = ["pets", "pets", "money"]
 
@@ -27,7 +35,7 @@ def test_projector_files_parse_back_to_the_same_vectors(tmp_path: Path) -> None:
     names = [f.name for f in files]
     assert names == ["My-set__glove-6b-50d+whiten.npy", "My-set__glove-6b-50d+whiten.csv",
                      "My-set__glove-6b-50d+whiten__vectors.tsv", "My-set__glove-6b-50d+whiten__metadata.tsv"]
-    back, metadata = exports.read_projector(files[2], files[3])
+    back, metadata = read_projector(files[2], files[3])
     assert np.array_equal(back, vectors)
     assert metadata == [["sentence", "group"], ["A cat sleeps.", "pets"], ["A dog barks loudly.", "pets"],
                         ["<b>Stocks</b> fell, \"sharply\".", "money"]]
@@ -41,7 +49,7 @@ def test_projector_files_parse_back_to_the_same_vectors(tmp_path: Path) -> None:
 def test_metadata_without_groups_has_no_header(tmp_path: Path) -> None:
     vectors = np.eye(3, dtype=np.float32)
     files = exports.export_embeddings("x", {"m": vectors}, SENTENCES, None, root=tmp_path)
-    assert exports.read_projector(files[2], files[3])[1] == [["A cat sleeps."], ["A dog barks loudly."],
+    assert read_projector(files[2], files[3])[1] == [["A cat sleeps."], ["A dog barks loudly."],
                                                              ["<b>Stocks</b> fell, \"sharply\"."]]
 
 

@@ -9,7 +9,7 @@ Example::
 
     >>> scored = score_pairs("glove-6b-50d", ["A cat sleeps."], ["A kitten naps."])
     >>> round(float(scored.scores[0]), 2), scored.by_cosine
-    (0.8, True)
+    (0.57, True)
 """
 
 from __future__ import annotations

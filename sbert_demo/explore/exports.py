@@ -100,14 +100,6 @@ def export_embeddings(set_name: str, embeddings: Mapping[str, np.ndarray], sente
     return files
 
 
-def read_projector(vector_file: Path, metadata_file: Path) -> tuple[np.ndarray, list[list[str]]]:
-    """The vectors and metadata rows of a Projector TSV pair (header row included when present)."""
-    vectors = np.loadtxt(vector_file, delimiter="\t", dtype=np.float32, ndmin=2)
-    with metadata_file.open(encoding="utf-8") as handle:
-        rows = [line.rstrip("\n").split("\t") for line in handle]
-    return vectors, rows
-
-
 def export_models(set_name: str, model_keys: Sequence[str], sentences: Sequence[str],
                   groups: Sequence[str] | None = None, progress=None) -> list[Path]:
     """Embed ``sentences`` with each model as Explore does (same runtime, from the cache after a

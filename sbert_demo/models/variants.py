@@ -26,7 +26,6 @@ from .entries import ModelEntry
 
 SEPARATOR = "+"
 STANDARD_FIXES = ("center", "abtt3", "whiten")  # offered in the model pickers beside each model
-FIX_NAMES = {"center": "centred", "abtt": "all-but-the-top", "whiten": "whitened"}
 _PATTERN = re.compile(r"^(center|abtt(\d{1,4})|whiten(\d{1,5})?)$")
 MAX_DIMS = 4096
 

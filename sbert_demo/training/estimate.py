@@ -137,7 +137,7 @@ def estimate(config: TrainConfig, device: str | None = None, threads: int | None
 def estimate_seconds(config: TrainConfig, device: str | None = None) -> float:
     """Expected wall-clock seconds of the whole run (see the module docstring for the numbers).
 
-    >>> round(estimate_seconds(TrainConfig("glove-6b-50d", "nli-softmax", "x", batch_size=32)))  # doctest: +SKIP
-    30
+    >>> 10 < estimate_seconds(TrainConfig("glove-6b-50d", "nli-softmax", "x", batch_size=32)) < 60  # 39,313 pairs
+    True
     """
     return estimate(config, device).total_s

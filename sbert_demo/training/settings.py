@@ -232,7 +232,9 @@ def training_device(precision: str, kind: str, hardware: devices.Hardware | None
 
     ``precision`` "auto" follows ``SBERT_DEMO_PRECISION`` (itself "auto" unless set).
 
-    >>> training_device("auto", "transformer", devices.Hardware(cuda=True, cuda_bf16=False)).precision
+    >>> from sbert_demo.config import use_settings
+    >>> with use_settings(settings().replace(precision="auto", device="auto")):
+    ...     training_device("auto", "transformer", devices.Hardware(cuda=True, cuda_bf16=False)).precision
     'fp16'
     """
     if hardware is None:
