@@ -583,6 +583,9 @@ def test_the_server_answers_hostile_api_calls_with_messages_and_keeps_serving(
             (("upload", handle_file(image), GLOVE), "/sts", ("not UTF-8 text",)),
             (("../../etc/passwd", "mean"), "/add_model", ("outside the folders",)),
             (("no-such-org/no-such-model", "mean"), "/add_model", ("not reachable",)),
+            ((123, "dev"), "/sts_csv", ("The results to save are not the benchmark",)),
+            (({"data": "rows"}, "dev"), "/sts_csv", ("The results to save are not the benchmark",)),
+            (("\u200b\u200b", "A sentence.", GLOVE), "/explain", ("Sentence A is empty",)),
         ]
         if "/train_start" in named:
             calls.append((form(output="../evil"), "/train_start", ("path separator",)))

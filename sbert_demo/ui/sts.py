@@ -20,7 +20,7 @@ from ..models.per_model import chosen_models
 from ..models.registry import get_registry, requested_keys
 from ..views import VIEWS
 from . import snippets
-from .common import action, user_errors, warn_once_about_the_cache
+from .common import QUIET, action, user_errors, warn_once_about_the_cache
 from .links import TabParts
 from .model_select import default_models, model_dropdown, picker
 
@@ -94,13 +94,20 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: li
         yield [status, _table(results), bar_chart(results)] + scatters
 
 
+def table_rows(table) -> dict:
+    """The page's results table (a pandas DataFrame) as the JSON the ``sts`` endpoint returns."""
+    rows = table.to_numpy().tolist() if table is not None else []
+    return {"headers": HEADERS, "data": rows}
+
+
 @user_errors
-def table_csv(table, dataset: str) -> dict:
-    """The results table as a CSV file (after a run), shown as a download."""
-    if isinstance(table, dict):  # the API's form
-        rows = table.get("data") or []
-    else:  # the page's: a pandas DataFrame
-        rows = table.to_numpy().tolist() if table is not None else []
+def table_csv(table: object, dataset: object) -> dict:
+    """The results table (``{"headers": [...], "data": [[...], ...]}``, as ``sts`` returns it) as a CSV
+    file, shown as a download."""
+    rows = table.get("data") if isinstance(table, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) <= len(HEADERS) for row in rows):
+        raise ValueError("The results to save are not the benchmark's table; run the benchmark and pass the "
+                         "table the sts endpoint returned, unchanged.")
     rows = [row for row in rows if any(str(cell).strip() for cell in row)]
     name = f"sts-{dataset if dataset in ('dev', 'test') else 'uploaded-pairs'}-results"
     return gr.update(value=str(write_table_csv(name, HEADERS, rows)), visible=True)
@@ -191,5 +198,9 @@ def build_tab() -> TabParts:
     done = action([run.click], run_sts, [dataset, upload, models, fixes], [status, table, bars, *scatters],
                   failures_to=progress_box, api_name="sts", concurrency_id="sts", concurrency_limit=1,
                   show_progress_on=progress_box)
-    done.success(table_csv, [table, dataset], results_file, api_name="sts_csv", show_progress="hidden")
+    # The CSV is written from the table's JSON: an API caller's malformed table reaches table_csv (which
+    # says what is wrong) instead of failing inside the Dataframe component.
+    rows = gr.JSON(visible=False)
+    done.success(table_rows, table, rows, **QUIET).then(
+        table_csv, [rows, dataset], results_file, api_name="sts_csv", show_progress="hidden")
     return TabParts([picker(models)], {"models": models, "data": dataset})
