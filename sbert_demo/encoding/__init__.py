@@ -6,6 +6,7 @@
 * :mod:`.model_cache` — :func:`~.model_cache.load`: a registry model on its device, from a bounded LRU;
 * :mod:`.encoder` — :func:`~.encoder.encode`: texts in, an L2-normalised float32 matrix out;
 * :mod:`.embedding_cache` — SQLite cache of embeddings keyed by model fingerprint and text;
+* :mod:`.pair_scores` — a score per sentence pair: cosine of vectors, or a pair scorer's own score;
 * :mod:`.fixes` — training-free fixes (centre, all-but-the-top, whitening): fitting, applying, caching.
 
 data: only for the sentence collection the fixes are fitted on.
