@@ -32,6 +32,8 @@ VIEWS: dict[str, View] = {view.name: view for view in (
     View("explore", "Explore", (NAIVE_MODEL, SIAMESE_MODEL, STRONG_MODEL)),
     View("corpus", "Corpus map", (NAIVE_MODEL, SIAMESE_MODEL)),
     View("sts", "STS benchmark", (), max_models=8),  # default: every available naive and siamese model
+    View("table1", "Table 1", (NAIVE_MODEL, f"{NAIVE_MODEL}+whiten", SIAMESE_MODEL, STRONG_MODEL), max_models=8),
+    View("cost", "The cost of cross-encoding", (SIAMESE_MODEL,), max_models=1),
     View("why", "Why naive fails", (NAIVE_MODEL, SIAMESE_MODEL)),  # the pair explanation
     View("cone", "The cone", (NAIVE_MODEL, f"{NAIVE_MODEL}+whiten", SIAMESE_MODEL)),
     View("before-after", "Before / after training", (), max_models=1),
@@ -40,10 +42,11 @@ VIEWS: dict[str, View] = {view.name: view for view in (
     View("talk", "Talk", (NAIVE_MODEL, SIAMESE_MODEL), max_models=2),
 )}
 
-# The tabs a link can open, in the page's order (``corpus`` is a part of Explore).
-TABS = ("explore", "corpus", "sts", "why", "train", "models", "talk")
+# The tabs a link can open, in the page's order (``corpus`` is a part of Explore; ``table1`` and ``cost``
+# are parts of the STS tab).
+TABS = ("explore", "corpus", "sts", "table1", "cost", "why", "train", "models", "talk")
 # Tabs whose model picker a link fills.
-MODEL_TABS = ("explore", "corpus", "sts", "why")
+MODEL_TABS = ("explore", "corpus", "sts", "table1", "why")
 
 
 def view(name: str) -> View:

@@ -170,6 +170,7 @@ def test_sts_bar_chart_colours_families_and_draws_paper_lines():
         {"label": "<b>SBERT</b>", "family": "siamese", "spearman": 77.1},
         {"label": "mine", "family": "fine-tuned", "spearman": float("nan")},
         {"label": "CLS", "family": "naive", "spearman": -12.0},
+        {"label": "a cross-encoder", "family": "cross-encoder", "spearman": 80.0},
     ]
     fig = sts_bar_chart(rows)
     bars = {trace.name: trace for trace in fig.data if isinstance(trace, go.Bar)}

@@ -42,6 +42,8 @@ def test_builtin_entries() -> None:
         "glove-6b-50d": ("naive", "glove", "mean"),
         "all-MiniLM-L6-v2": ("siamese", "sentence-transformers", None),
         "all-mpnet-base-v2": ("siamese", "sentence-transformers", None),
+        "stsb-distilroberta-base": ("cross-encoder", "cross-encoder", None),  # public, from the Hub
+        "stsb-roberta-base": ("cross-encoder", "cross-encoder", None),
     }
     assert {e.key: (e.family, e.kind, e.pooling) for e in BUILTIN} == expected
     assert all(e.builtin and e.label and e.description for e in BUILTIN)

@@ -266,7 +266,8 @@ FINISHED = JobSnapshot(state="finished", job_id="j1", message="Saved glove-nli",
 def test_progress_bar_text() -> None:
     assert train_view.progress_html(RUNNING).endswith(
         '<div class="train-progress-text"><b>42%</b> · step 516 / 1,229 · elapsed 12 s · ETA 17 s</div></div>')
-    assert 'style="width:42.0%;background:#0072B2"' in train_view.progress_html(RUNNING)
+    assert '<div class="train-bar train-bar-running"' in train_view.progress_html(RUNNING)
+    assert '<span style="width:42.0%"></span>' in train_view.progress_html(RUNNING)
     assert "<b>100%</b> · step 1,229 / 1,229 · elapsed 1 min 05 s · finished" in train_view.progress_html(FINISHED)
     assert train_view.progress_html(JobSnapshot()) == ""
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..plot_style import FAMILY_COLORS, SCATTERGL_MIN_N, apply_style, check_length, escape, wrap
+from ..plot_style import FAMILY_COLORS, PALETTE, SCATTERGL_MIN_N, apply_style, check_length, escape, wrap
 
 logger = logging.getLogger(__name__)
 
@@ -129,3 +129,74 @@ def gold_vs_cosine(
     fig.update_yaxes(title_text="cosine similarity")
     apply_style(fig, title)
     return fig
+
+
+def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: Sequence[str],
+                   references: Mapping[str, Sequence[float]] | None = None,
+                   title: str = "Spearman x 100 on seven STS sets (the SBERT paper's Table 1)") -> go.Figure:
+    """Table 1 as an annotated heatmap: one row per model (values x 100, None for not yet computed),
+    then the paper's rows (``references``, labelled "paper:"), one column per set and the average.
+
+    A colour per cell (0 to 90, higher is better) lets a room read it from the back; every cell shows
+    its number.
+    """
+    references = dict(references or {})
+    for label, values in rows:
+        check_length(f"values of {label}", values, len(columns))
+    labels = [escape(label) for label, _ in rows] + [f"<i>paper: {escape(name)}</i>" for name in references]
+    values = [list(v) for _, v in rows] + [list(v) for v in references.values()]
+    z = np.array([[np.nan if v is None else float(v) for v in row] for row in values], dtype=float)
+    text = [["" if v is None else f"{v:.1f}" for v in row] for row in values]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[escape(c) for c in columns], y=labels, text=text, texttemplate="%{text}", zmin=0, zmax=90,
+        colorscale="Viridis", colorbar=dict(title=dict(text="x 100", side="top"), thickness=12),
+        hovertemplate="%{y} · %{x}: <b>%{z:.2f}</b><extra></extra>", xgap=2, ygap=2,
+    ))
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_xaxes(side="top")
+    if rows and references:  # a rule between this machine's rows and the paper's
+        fig.add_hline(y=len(rows) - 0.5, line=dict(color="white", width=4))
+    apply_style(fig, title, height=max(260, 70 + 34 * len(labels)))
+    fig.update_layout(margin=dict(l=10, r=10, t=110, b=20))
+    return fig
+
+
+COST_LINES = {"cross_encoder": ("cross-encoder: every pair", "purple"),
+              "bi_encoder": ("bi-encoder: encode + compare every pair", "blue"),
+              "retrieve_rerank": ("one query: retrieve + re-rank the top k", "green")}
+
+
+def cost_plot(curve: Mapping[str, Sequence[float]], measured_n: int, measured: Mapping[str, float],
+              paper: Mapping[str, float], cpu: str) -> go.Figure:
+    """Seconds against the number of sentences, log-log: the cross-encoder's all pairs, the
+    bi-encoder's encode-and-compare and a retrieve-and-re-rank query, from the rates measured at
+    ``measured_n`` (marked), with the paper's 65 h / 5 s for 10,000 sentences on a V100."""
+    fig = go.Figure()
+    sizes = list(curve["n"])
+    for name, (label, _) in COST_LINES.items():
+        fig.add_trace(go.Scatter(
+            x=sizes, y=list(curve[name]), mode="lines", name=label, line=dict(color=_cost_color(name), width=3),
+            hovertemplate="n = %{x:,}: %{y:.3g} s<extra>" + escape(label) + "</extra>"))
+        if name in measured:
+            fig.add_trace(go.Scatter(x=[measured_n], y=[measured[name]], mode="markers", showlegend=False,
+                                     marker=dict(size=13, color=_cost_color(name), line=dict(width=2, color="white")),
+                                     hovertemplate=f"measured here at n = {measured_n:,}: %{{y:.3g}} s<extra></extra>"))
+    for value, text in ((paper["cross_encoder_s"], "paper, V100: 65 h"), (paper["bi_encoder_s"], "paper, V100: 5 s")):
+        fig.add_trace(go.Scatter(x=[paper["n"]], y=[value], mode="markers+text", text=[text],
+                                 textposition="middle left", showlegend=False,
+                                 marker=dict(symbol="x", size=14, color=PALETTE["grey"]),
+                                 hovertemplate=f"{text}<extra></extra>"))
+    for seconds, tick in ((1, "1 s"), (60, "1 min"), (3600, "1 h"), (86400, "1 day")):
+        fig.add_hline(y=seconds, line=dict(color=PALETTE["light-grey"], width=1), annotation_text=tick,
+                      annotation_position="right", annotation_font_size=11)
+    fig.update_xaxes(type="log", title_text="sentences (n)", tickformat=",")
+    fig.update_yaxes(type="log", title_text="seconds", exponentformat="power")
+    fig.update_layout(legend=dict(orientation="h", y=-0.22))
+    apply_style(fig, "Finding the most similar pairs: time against the number of sentences",
+                subtitle=f"Lines from the rates measured here ({cpu}); dots: measured; ×: the SBERT paper on a V100.")
+    fig.update_layout(margin=dict(r=60, b=110))
+    return fig
+
+
+def _cost_color(name: str) -> str:
+    return PALETTE[COST_LINES[name][1]]

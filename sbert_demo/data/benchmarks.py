@@ -48,7 +48,7 @@ def data_folder(data_dir: str | Path | None = None) -> Path:
     return settings().data_dir
 
 
-def _unavailable(what: str, example: str, hub_id: str, folder: Path, tried: list[Path]) -> ValueError:
+def unavailable(what: str, example: str, hub_id: str, folder: Path, tried: list[Path]) -> ValueError:
     """Why ``what`` cannot be read, and the three ways to fix it, as one sentence."""
     if not folder.is_dir():
         missing = f"the data folder {folder} does not exist"
@@ -65,7 +65,7 @@ def _unavailable(what: str, example: str, hub_id: str, folder: Path, tried: list
     )
 
 
-def _load_hub(repo_id: str, subset: str | None, split: str) -> Any:
+def load_hub(repo_id: str, subset: str | None, split: str) -> Any:
     """``datasets.load_dataset`` with its failures turned into a sentence."""
     import datasets
 
@@ -106,7 +106,7 @@ def sts_split(split: str, data_dir: str | Path | None = None) -> ScoredPairs:
             return _copy_pairs(_parse_sts_file(str(path.resolve()), stat.st_mtime_ns, split))
     logger.warning("No STS benchmark %s file in %s; trying the Hub", split, folder)
     if not hub_reachable():
-        raise _unavailable("STS benchmark", f"stsbenchmark/sts-{split}.csv", STS_HUB, folder, tried)
+        raise unavailable("STS benchmark", f"stsbenchmark/sts-{split}.csv", STS_HUB, folder, tried)
     return _copy_pairs(_hub_sts(split))
 
 
@@ -150,7 +150,7 @@ def _parse_sts_file(path: str, mtime_ns: int, split: str) -> ScoredPairs:
 @memoize(maxsize=3)
 def _hub_sts(split: str) -> ScoredPairs:
     hub_split = "validation" if split == "dev" else split
-    rows = _load_hub(STS_HUB, None, hub_split)
+    rows = load_hub(STS_HUB, None, hub_split)
     return ScoredPairs(list(rows["sentence1"]), list(rows["sentence2"]),
                        [float(s) for s in rows["score"]], f"STSb {split} (Hub)",
                        score_range=(0.0, 1.0))
@@ -181,7 +181,7 @@ def _nli_source(data_dir: str | Path | None, kind: str) -> NliPairs | None:
     logger.warning("No NLI files (*.csv, *.csv.gz) in %s; trying the Hub", folder / "nli")
     if not hub_reachable():
         tried = [folder / "nli" / pattern for pattern in NLI_PATTERNS]
-        raise _unavailable(f"NLI {kind}", "nli/*.csv or nli/*.csv.gz", NLI_HUB, folder, tried)
+        raise unavailable(f"NLI {kind}", "nli/*.csv or nli/*.csv.gz", NLI_HUB, folder, tried)
     return None
 
 
@@ -194,7 +194,7 @@ def nli_pairs(data_dir: str | Path | None = None, max_pairs: int | None = None,
     """
     local = _nli_source(data_dir, "pairs")
     if local is None:
-        rows = _load_hub(NLI_HUB, "pair-class", "train")
+        rows = load_hub(NLI_HUB, "pair-class", "train")
         order = _shuffled(len(rows), seed, max_pairs)
         rows = rows.select(order)
         return NliPairs(list(rows["premise"]), list(rows["hypothesis"]),
@@ -232,7 +232,7 @@ def nli_triplets(data_dir: str | Path | None = None, max_triplets: int | None = 
     """Hard-negative triplets built from the local NLI pairs, else the Hub's all-nli triplets."""
     local = _nli_source(data_dir, "triplets")
     if local is None:
-        rows = _load_hub(NLI_HUB, "triplet", "train")
+        rows = load_hub(NLI_HUB, "triplet", "train")
         rows = rows.select(_shuffled(len(rows), seed, max_triplets))
         return Triplets(list(rows["anchor"]), list(rows["positive"]), list(rows["negative"]),
                         "all-nli triplet (Hub)")

@@ -8,7 +8,8 @@ is the kind's own object (:mod:`sbert_demo.models.kinds`); the built-in entries 
 by their kinds.
 
 Families: ``naive`` (averaged word vectors, BERT without siamese training), ``siamese`` (SBERT
-models), ``fine-tuned`` (models trained locally, found under ``models/``; also models a user adds).
+models), ``fine-tuned`` (models trained locally, found under ``models/``; also models a user adds),
+``cross-encoder`` (pair scorers from the Hub; one trained here is ``fine-tuned``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-FAMILIES = ("naive", "siamese", "fine-tuned")
+FAMILIES = ("naive", "siamese", "fine-tuned", "cross-encoder")
 POOLINGS = ("mean", "cls", "max")
 
 

@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -96,7 +97,8 @@ def iter_per_model(models: Sequence[str | ResolvedModel], run_one: Callable[[Res
 
     ``step`` reports progress within the model's share of the whole. A model that cannot run (unknown,
     unavailable, refused by capability, or raising ``ValueError``) yields ``outcome.failed(...)``, with
-    ``failed_values`` (e.g. the number of pairs it was asked to score).
+    ``failed_values`` (e.g. the number of pairs it was asked to score). A ``run_one`` that is a
+    generator yields a model's outcome as it fills in (each one is yielded; the last is the outcome).
     """
     failed_values = failed_values or {}
     registry = registry or get_registry()
@@ -113,7 +115,11 @@ def iter_per_model(models: Sequence[str | ResolvedModel], run_one: Callable[[Res
             yield outcome.failed(model, str(exc), registry, seconds=time.perf_counter() - started, **failed_values)
             continue
         try:
-            yield run_one(resolved, step)
+            result = run_one(resolved, step)
+            if inspect.isgenerator(result):
+                yield from result
+            else:
+                yield result
         except ValueError as exc:
             yield outcome.failed(resolved, str(exc), seconds=time.perf_counter() - started, **failed_values)
 
@@ -124,8 +130,11 @@ def run_per_model(models: Sequence[str | ResolvedModel], run_one: Callable[[Reso
                   require_one: bool = False) -> list[O]:
     """:func:`iter_per_model` as a list; ``require_one`` raises a ValueError (naming every model's
     problem) when none of them could run."""
-    outcomes = list(iter_per_model(models, run_one, outcome, progress=progress, needs=needs, purpose=purpose,
-                                   registry=registry))
+    by_model: dict[str, O] = {}  # the last outcome of each model (a streaming run_one yields several)
+    for result in iter_per_model(models, run_one, outcome, progress=progress, needs=needs, purpose=purpose,
+                                 registry=registry):
+        by_model[result.key] = result
+    outcomes = list(by_model.values())
     if require_one and outcomes and not any(o.ok for o in outcomes):
         raise ValueError("None of the chosen models can run here. " + " ".join(outcome_notes(outcomes)))
     return outcomes

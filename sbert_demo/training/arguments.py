@@ -102,6 +102,7 @@ def argument_kwargs(config: TrainConfig, choice: devices.DeviceChoice, plan: Sch
 
 def training_arguments(config: TrainConfig, choice: devices.DeviceChoice, plan: Schedule,
                        output_dir: str | Path, evaluate: bool = True) -> Any:
-    from sentence_transformers import SentenceTransformerTrainingArguments
+    """The recipe's arguments object (``SentenceTransformerTrainingArguments`` or the cross-encoder's)."""
+    from .recipes import recipe_for
 
-    return SentenceTransformerTrainingArguments(**argument_kwargs(config, choice, plan, output_dir, evaluate))
+    return recipe_for(config).arguments(argument_kwargs(config, choice, plan, output_dir, evaluate))

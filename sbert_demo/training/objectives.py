@@ -24,7 +24,7 @@ from typing import Any
 
 from ..data import benchmarks, files
 from ..data.records import NLI_LABELS, NliPairs, ScoredPairs, Triplets, to_dataset
-from .settings import TrainConfig
+from .settings import SCORED_OBJECTIVES, TrainConfig
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class TrainingData:
 
 def _records(config: TrainConfig) -> ScoredPairs | NliPairs | Triplets:
     source, limit, seed = config.data_source, config.max_pairs, config.seed
-    if config.objective == "cosine":
+    if config.objective in SCORED_OBJECTIVES:
         pairs = benchmarks.sts_split("train") if source == "stsb" else files.read_scored_pairs(source)
         return _cut(pairs.scaled(), limit, seed)
     if config.objective == "nli-softmax":
@@ -129,4 +129,6 @@ def describe_objective(config: TrainConfig) -> str:
         return f"NLI softmax classification over ({', '.join(parts)})"
     if config.objective == "cosine":
         return "cosine-similarity regression (MSE against gold scores scaled to 0..1)"
+    if config.objective == "cross-encoder":
+        return "a cross-encoder: both sentences through one transformer, a sigmoid score against gold scores scaled to 0..1"
     return "multiple-negatives ranking loss with hard negatives (scale 20)"

@@ -32,22 +32,22 @@ from ..data.benchmarks import sts_split
 from ..data.records import ScoredPairs
 from ..models.registry import get_registry
 from .arguments import CURVE_PAIRS, Schedule, curve_size, schedule, training_arguments
-from .model_factory import build_trainable_model, trainable_parameters
-from .objectives import TrainingData, build_loss, describe_objective, training_data
+from .model_factory import trainable_parameters
+from .objectives import TrainingData, describe_objective, training_data
+from .recipes import recipe_for
 from .reporting import Cancelled, Reporter, check_cancel
 from .saving import save_model, write_card
 from .settings import TrainConfig, training_device, training_threads
 
 logger = logging.getLogger(__name__)
 
-CURVE_METRIC = "eval_sts-dev_spearman_cosine"
 
 
 @dataclass(frozen=True)
 class TrainResult:
     name: str
     folder: Path
-    before: dict[str, float]  # {"dev": spearman, "test": spearman}, in [-1, 1]
+    before: dict[str, float] | None  # {"dev": spearman, "test": spearman} in [-1, 1]; None: nothing to score
     after: dict[str, float] | None  # None when the final scoring was cancelled
     train_seconds: float  # the optimisation loop, curve evaluations included
     eval_seconds: float  # of which the curve evaluations
@@ -97,24 +97,9 @@ def curve_sample(dev: ScoredPairs, seed: int, size: int | None = CURVE_PAIRS) ->
     return sorted(random.Random(seed).sample(range(len(dev)), size))
 
 
-def curve_evaluator(dev: ScoredPairs, sample: list[int]) -> Any:
-    from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
-
-    scaled = dev.scaled()
-    return EmbeddingSimilarityEvaluator(
-        [dev.sentences1[i] for i in sample], [dev.sentences2[i] for i in sample],
-        [scaled.scores[i] for i in sample], batch_size=64, main_similarity="cosine",
-        similarity_fn_names=["cosine"], name="sts-dev", show_progress_bar=False, write_csv=False,
-    )
-
-
-def build_trainer(config: TrainConfig, model: Any, data: TrainingData, args: Any, evaluator: Any,
-                  callbacks: list[Any]) -> Any:
-    """This project's trainer for ``config`` (see :mod:`sbert_demo.training.trainer`)."""
-    from .trainer import SbertDemoTrainer
-
-    return SbertDemoTrainer(model=model, args=args, train_dataset=data.dataset,
-                            loss=build_loss(config, model), evaluator=evaluator, callbacks=callbacks)
+def curve_evaluator(config: TrainConfig, dev: ScoredPairs, sample: list[int]) -> Any:
+    """The dev-curve evaluator of ``config``'s recipe, on the sampled dev pairs."""
+    return recipe_for(config).evaluator(dev, sample)
 
 
 def train_model(config: TrainConfig, kind: str, choice: Any, data: TrainingData, dev: ScoredPairs,
@@ -127,15 +112,16 @@ def train_model(config: TrainConfig, kind: str, choice: Any, data: TrainingData,
 
     from .trainer import TrainingCallback
 
-    set_seed(config.seed)  # the dense layer and the softmax classifier start from random weights
-    model = build_trainable_model(config, choice.device)
+    recipe = recipe_for(config)
+    set_seed(config.seed)  # a dense layer, the softmax classifier or a cross-encoder's head start random
+    model = recipe.build_model(config, choice.device)
     plan = schedule(config, len(data), kind, choice.device)
-    callback = TrainingCallback(reporter, cancel, metric=CURVE_METRIC)
+    callback = TrainingCallback(reporter, cancel, metric=recipe.metric)
     work = Path(tempfile.mkdtemp(prefix="sbert-demo-train-"))  # the Trainer's scratch output_dir
     try:
         args = training_arguments(config, choice, plan, work)
-        evaluator = curve_evaluator(dev, sample) if evaluator is None else evaluator
-        trainer = build_trainer(config, model, data, args, evaluator, [callback])
+        evaluator = recipe.evaluator(dev, sample) if evaluator is None else evaluator
+        trainer = recipe.trainer(model, args, data.dataset, recipe.loss(config, model), evaluator, [callback])
         reporter.log(f"{plan.total_steps:,} steps of {config.batch_size} ({plan.warmup_steps:,} warm-up), "
                      f"STSb dev ({len(sample):,} pairs) scored every {plan.eval_steps:,} steps; "
                      f"{trainable_parameters(model, trainer.loss):,} trainable parameters")
@@ -156,13 +142,15 @@ def _spearman_on(result: StsResult, dev: ScoredPairs, sample: list[int]) -> floa
 
 
 def build_card(config: TrainConfig, data: TrainingData, trained: _Trained, choice: Any,
-               before: dict[str, float], after: dict[str, float] | None) -> dict[str, Any]:
+               before: dict[str, float] | None, after: dict[str, float] | None) -> dict[str, Any]:
     """The facts ``sbert_demo_card.json`` and ``README.md`` hold about a trained model."""
     entry = get_registry().get(config.base)
     change = ""
-    if after:
+    if after and before:
         change = f"; STSb test {before['test'] * 100:.2f} → {after['test'] * 100:.2f}"
-    return {
+    elif after:
+        change = f"; STSb test {after['test'] * 100:.2f}"
+    return {**recipe_for(config).saved(Path(config.output)),
         "label": f"{config.output} ({config.objective} on {entry.key})",
         "summary": f"{entry.label} fine-tuned with {describe_objective(config)} on {data.description}{change}.",
         "base": entry.key,
@@ -201,14 +189,18 @@ def run_training(config: TrainConfig, reporter: Reporter | None = None, cancel: 
     reporter.log(f"Data: {data.description}")
     dev, test = sts_split("dev"), sts_split("test")
     check_cancel(cancel)
-    reporter.phase("evaluating", f"Scoring the base model {entry.label} on STSb dev and test")
-    base = score_sts(entry.key, dev, test, cancel)
-    before = _spearmans(base)
-    reporter.detail("before", before)
-    reporter.log(f"Base model: STSb dev {before['dev'] * 100:.2f}, test {before['test'] * 100:.2f}")
     sample = curve_sample(dev, config.seed, curve_size(entry.kind, choice.device))
+    before = None
+    if recipe_for(config).scores_before:
+        reporter.phase("evaluating", f"Scoring the base model {entry.label} on STSb dev and test")
+        base = score_sts(entry.key, dev, test, cancel)
+        before = _spearmans(base)
+        reporter.detail("before", before)
+        reporter.log(f"Base model: STSb dev {before['dev'] * 100:.2f}, test {before['test'] * 100:.2f}")
+        reporter.evaluation(0, _spearman_on(base["dev"], dev, sample))
+    else:
+        reporter.log("No score before training: an untrained cross-encoder's head is random, its scores mean nothing.")
     reporter.detail("curve_pairs", len(sample))
-    reporter.evaluation(0, _spearman_on(base["dev"], dev, sample))
     trained = train_model(config, entry.kind, choice, data, dev, sample, reporter, cancel)
     if trained.cancelled:
         raise Cancelled("Training was cancelled; nothing was saved.")

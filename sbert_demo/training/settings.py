@@ -26,18 +26,20 @@ from typing import Any
 from ..config import PRECISIONS, settings
 from ..encoding import devices
 from ..models.entries import POOLINGS
-from ..models.kinds import kind_of
+from ..models.kinds import TRAINABLE, kind_of
 from ..models.registry import get_registry
 from .saving import output_folder
 
-OBJECTIVES = ("nli-softmax", "cosine", "mnrl")
+OBJECTIVES = ("nli-softmax", "cosine", "mnrl", "cross-encoder")
 OBJECTIVE_LABELS = {
     "nli-softmax": "NLI classification (softmax over u, v, |u-v|)",
     "cosine": "Similarity regression (cosine vs. gold score, MSE)",
     "mnrl": "Multiple-negatives ranking (anchor, positive, hard negative)",
+    "cross-encoder": "Cross-encoder (both sentences read together, score regression)",
 }
 DATA_SOURCES = ("nli", "stsb")  # or a file path
-DEFAULT_DATA = {"nli-softmax": "nli", "cosine": "stsb", "mnrl": "nli"}
+DEFAULT_DATA = {"nli-softmax": "nli", "cosine": "stsb", "mnrl": "nli", "cross-encoder": "stsb"}
+SCORED_OBJECTIVES = ("cosine", "cross-encoder")  # trained on scored pairs (STSb train or a file)
 CONCAT_PARTS = ("u,v", "|u-v|", "u*v")  # the paper's ablation (Table 6)
 ACTIVATIONS = ("tanh", "relu", "identity")
 MAX_EPOCHS = 100
@@ -130,18 +132,24 @@ class TrainConfig:
         registry = get_registry()
         entry = registry.get(self.base)
         _refuse_fixed(entry)
+        kind = kind_of(entry)
+        if not kind.can(TRAINABLE):
+            raise ValueError(kind.refusal(entry, TRAINABLE, "be trained here"))
+        if self.objective == "cross-encoder" and not kind.matmul_heavy:
+            raise ValueError(f"A cross-encoder reads both sentences with a transformer; {entry.label} has none. "
+                             "Start from all-MiniLM-L6-v2 (or mpnet, or BERT).")
         status = registry.availability(entry)
         if not status.available:
             raise ValueError(f"The base model {entry.label} cannot be trained here: {status.reason}")
 
     def _check_data(self) -> None:
         source = self.data_source
-        if source == "stsb" and self.objective != "cosine":
+        if source == "stsb" and self.objective not in SCORED_OBJECTIVES:
             raise ValueError(f"The {self.objective} objective needs NLI data (labelled pairs or triplets), "
                              "not STSb scores; choose the NLI data or a file, or the cosine objective.")
-        if source == "nli" and self.objective == "cosine":
-            raise ValueError("The cosine objective needs scored pairs (STSb train or a file with a score "
-                             "column), not NLI labels; choose STSb train or a file.")
+        if source == "nli" and self.objective in SCORED_OBJECTIVES:
+            raise ValueError(f"The {self.objective} objective needs scored pairs (STSb train or a file with a "
+                             "score column), not NLI labels; choose STSb train or a file.")
         if source not in DATA_SOURCES and not Path(source).expanduser().is_file():
             raise ValueError(f"Training data {source!r} is neither 'nli', 'stsb' nor an existing file.")
 

@@ -73,13 +73,20 @@ class TrainingCallback(TrainerCallback):
             self.reporter.phase("running", "Training")
 
 
-class SbertDemoTrainer(SentenceTransformerTrainer):
-    """``SentenceTransformerTrainer`` without model-card tracking and console printers."""
+def quiet_trainer(trainer_class: type) -> type:
+    """``trainer_class`` (a sentence-transformers trainer) without model-card tracking and console printers."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.remove_callback(PrinterCallback)
-        self.remove_callback(ProgressCallback)
+    class Quiet(trainer_class):
+        def __init__(self, *args: Any, **kwargs: Any):
+            super().__init__(*args, **kwargs)
+            self.remove_callback(PrinterCallback)
+            self.remove_callback(ProgressCallback)
 
-    def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
-        """No model card callback: :mod:`sbert_demo.training.saving` writes the card."""
+        def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
+            """No model card callback: :mod:`sbert_demo.training.saving` writes the card."""
+
+    Quiet.__name__ = Quiet.__qualname__ = f"Quiet{trainer_class.__name__}"
+    return Quiet
+
+
+SbertDemoTrainer = quiet_trainer(SentenceTransformerTrainer)

@@ -2,8 +2,9 @@
 
 Query parameters (all optional; unknown or malformed ones are ignored with a note, never an error):
 
-* ``tab`` — ``explore``, ``corpus`` (Explore's corpus map), ``sts``, ``why``, ``train``, ``models`` or
-  ``talk``; ``view=talk`` opens the presenter view (the Talk tab in large type);
+* ``tab`` — ``explore``, ``corpus`` (Explore's corpus map), ``sts``, ``table1`` and ``cost`` (parts of
+  the STS tab), ``why``, ``train``, ``models`` or ``talk``; ``view=talk`` opens the presenter view (the
+  Talk tab in large type);
 * ``set`` — a built-in example set (Explore), or ``sentences`` — the text box itself (one sentence
   per line, ``group | sentence`` allowed; links longer than :data:`MAX_LINK_CHARS` are not made);
 * ``models`` — comma-separated registry keys (variants such as ``glove-6b-50d+whiten`` too), for the
@@ -26,7 +27,7 @@ from ..data.sentences import parse_sentences
 from ..models.registry import get_registry
 from ..views import MODEL_TABS, TABS, VIEWS
 
-SUB_TABS = {"corpus": "explore"}  # a link tab that is a part of another tab
+SUB_TABS = {"corpus": "explore", "table1": "sts", "cost": "sts"}  # a link tab that is a part of another tab
 MAX_LINK_CHARS = 2000  # what every browser, chat app and slide tool keeps of a URL
 CHOICES = {"colour": ("groups", "clusters"), "clusters": ("kmeans", "hdbscan"), "data": ("dev", "test")}
 KNOWN = {"tab", "view", "set", "sentences", "models", "query", *CHOICES}

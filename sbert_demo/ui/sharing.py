@@ -14,7 +14,8 @@ from .page_assets import asset
 # (tab, name) of every component a link can set or read (the description is only set).
 SLOTS = [("explore", "example"), ("explore", "description"), ("explore", "text"), ("explore", "models"),
          ("explore", "query"), ("explore", "colour"), ("explore", "clusters"), ("explore", "mode"),
-         ("corpus", "models"), ("corpus", "source"), ("sts", "models"), ("sts", "data"), ("why", "models")]
+         ("corpus", "models"), ("corpus", "source"), ("sts", "models"), ("sts", "data"), ("sts", "mode"),
+         ("table1", "models"), ("why", "models")]
 def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
     """``(tab to select or None, notes, {slot: update})`` from the page's URL; slots not named stay as they are."""
     state = parse_link(dict(getattr(request, "query_params", {}) or {}))
@@ -36,6 +37,8 @@ def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
         updates[(_picker_tab(state.tab), "models")] = gr.update(value=state.models)
     if state.tab in ("explore", "corpus"):
         updates[("explore", "mode")] = gr.update(selected="corpus" if state.tab == "corpus" else "compare")
+    if state.tab in ("sts", "table1", "cost"):
+        updates[("sts", "mode")] = gr.update(selected="stsb" if state.tab == "sts" else state.tab)
     for name in ("colour", "clusters"):
         if getattr(state, name):
             updates[("explore", name)] = getattr(state, name)
@@ -47,7 +50,7 @@ def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
 
 def _picker_tab(tab: str | None) -> str:
     """The tab whose model picker a link's ``models`` fill."""
-    return tab if tab in ("corpus", "sts", "why") else "explore"
+    return tab if tab in ("corpus", "sts", "table1", "why") else "explore"
 
 
 def copy_link(tab: str | None, current: dict[tuple[str, str], object]) -> list[str]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from ..formatting import MISSING
 
-FAMILY_NAMES = {"naive": "naive", "siamese": "siamese", "fine-tuned": "trained here"}
+FAMILY_NAMES = {"naive": "naive", "siamese": "siamese", "fine-tuned": "trained here", "cross-encoder": "cross-encoder"}
 
 
 class Markup(str):

@@ -1,4 +1,5 @@
-"""STS benchmark tab: Spearman and Pearson of cosine similarity against gold scores, live.
+"""STS benchmark tab: Spearman and Pearson of cosine similarity against gold scores, live; with two
+more parts, Table 1 on seven STS sets (:mod:`.table1`) and the cost of cross-encoding (:mod:`.cost`).
 
 The table fills in model by model (a generator yields after each one); beside it a bar chart
 against the SBERT paper's published STSb test numbers, and below, one gold-vs-cosine scatter per
@@ -16,10 +17,11 @@ from ..data.files import read_scored_pairs
 from ..data.records import ScoredPairs
 from ..explore.exports import write_table_csv
 from ..formatting import x100
+from ..models.kinds import SCORES_PAIRS
 from ..models.per_model import chosen_models
 from ..models.registry import get_registry, requested_keys
 from ..views import VIEWS
-from . import snippets
+from . import cost, snippets, table1
 from .common import QUIET, action, user_errors, warn_once_about_the_cache
 from .links import TabParts
 from .model_select import default_models, model_dropdown, picker
@@ -161,8 +163,20 @@ def _scatter(result: StsResult, pairs: ScoredPairs) -> dict:
 # --- layout and wiring ---------------------------------------------------------------------------
 
 def build_tab() -> TabParts:
-    """Build the STS tab inside the current ``gr.Tab``; returns what to refresh when it is shown
-    and what a link can set."""
+    """Build the STS tab inside the current ``gr.Tab``: the STS benchmark, Table 1 on seven sets, and the
+    cost of cross-encoding, each a part a link can open; returns what to refresh and what a link can set."""
+    with gr.Tabs(elem_id="sts-parts") as modes:
+        with gr.Tab("STS benchmark", id="stsb") as stsb_tab:
+            refreshers, linkable = _stsb_part()
+        with gr.Tab("Table 1: seven STS sets", id="table1") as table1_tab:
+            table1_parts = table1.build()
+        with gr.Tab("The cost: cross- vs bi-encoder", id="cost") as cost_tab:
+            cost_refreshers = cost.build()
+    parts = {"sts": (stsb_tab, {}), "table1": (table1_tab, {"models": table1_parts.models}), "cost": (cost_tab, {})}
+    return TabParts([*refreshers, table1_parts.refresher, *cost_refreshers], {**linkable, "mode": modes}, parts)
+
+
+def _stsb_part() -> tuple[list, dict]:
     gr.Markdown("How well does cosine similarity rank sentence pairs like people do? Spearman rank "
                 "correlation x 100 against the gold scores of the STS benchmark, as in the SBERT paper.",
                 elem_classes="tab-intro")
@@ -173,8 +187,9 @@ def build_tab() -> TabParts:
                              file_types=[".csv", ".tsv", ".txt"], type="filepath", visible=False,
                              elem_id="sts-upload")
             models = model_dropdown(default_models(("naive", "siamese"), limit=MAX_MODELS), MAX_MODELS,
-                                    label="Models", info="Defaults: every available naive and SBERT model.",
-                                    elem_id="sts-models")
+                                    label="Models", info="Defaults: every available naive and SBERT model; "
+                                                         "cross-encoders trained here score pairs too.",
+                                    elem_id="sts-models", needs=SCORES_PAIRS)
             fixes = gr.CheckboxGroup(FIXES, value=[], label="Training-free fixes",
                                      info="Adds each fix as a row beside its model, fitted on the STSb train "
                                           "sentences (no labels): does it help naive embeddings? SBERT?",
@@ -203,4 +218,4 @@ def build_tab() -> TabParts:
     rows = gr.JSON(visible=False)
     done.success(table_rows, table, rows, **QUIET).then(
         table_csv, [rows, dataset], results_file, api_name="sts_csv", show_progress="hidden")
-    return TabParts([picker(models)], {"models": models, "data": dataset})
+    return [picker(models)], {"models": models, "data": dataset}

@@ -1,4 +1,4 @@
-"""The presenter view: a fixed five-step story in large type, one click (or key) per step.
+"""The presenter view: a fixed seven-step story in large type, one click (or key) per step.
 
 Open it with ``?view=talk`` (large type, high contrast) or the Talk tab. Every step runs offline
 from a cold start with a progress bar, through the same core as the other tabs:
@@ -6,24 +6,34 @@ from a cold start with a progress bar, through the same core as the other tabs:
 1. the cone: cosine histograms of random / similar / unrelated STSb pairs, GloVe vs. MiniLM;
 2. paraphrases: similarity heatmaps, GloVe vs. MiniLM, on the paraphrased-questions set;
 3. the STS benchmark: Spearman on STSb test against the SBERT paper's marks (whitened GloVe too);
-4. which words make two sentences similar: the exact pair explanation, GloVe vs. MiniLM;
-5. training: siamese GloVe on the shipped NLI pairs, a few seconds, the dev curve rising.
+4. seven benchmarks: the paper's Table 1 on STS12–16, STSb and SICK-R, computed live;
+5. which words make two sentences similar: the exact pair explanation, GloVe vs. MiniLM;
+6. the cost: a cross-encoder on every pair against a bi-encoder, timed on this machine;
+7. training: siamese GloVe on the shipped NLI pairs, a few seconds, the dev curve rising.
 
 Keys: → / PageDown / N for the next step, ← / PageUp / P for the previous one.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import gradio as gr
 
 from ..analysis import plots as why_plots
 from ..analysis.anisotropy import anisotropy_many
 from ..analysis.explanation import explain_pair
+from ..benchmark import plots as benchmark_plots
+from ..benchmark.cost import PAPER as COST_PAPER
+from ..benchmark.cost import measure_cost
 from ..benchmark.evaluation import evaluate_many
+from ..benchmark.table1 import PAPER, table1
 from ..data.benchmarks import sts_split
 from ..data.examples import EXAMPLE_SETS
+from ..data.sts_sets import TABLE1_SETS, TITLES
 from ..data.sentences import parse_sentences
 from ..encoding.encoder import encode
 from ..explore import plots as explore_plots
@@ -39,26 +49,25 @@ NAIVE, SIAMESE = VIEWS["talk"].default_models
 PAIR = ("A man is playing a guitar.", "Someone plays the guitar on stage.")
 TALK_MODEL = "talk-siamese-glove"
 FONT = 18
-STEPS = [
-    ("The cone", "Naive sentence vectors all point the same way: even random pairs of sentences score a "
-                 "cosine of 0.5 with averaged GloVe. SBERT spreads them out (0.03), so a high cosine means something."),
-    ("Paraphrases", "Questions that mean the same thing, worded differently. Averaged GloVe rates almost every "
-                    "pair alike; SBERT lights up the blocks of paraphrases."),
-    ("The benchmark", "Spearman correlation with human similarity scores on STSb test, beside the SBERT paper's "
-                      "marks. Whitening GloVe (no training) helps; siamese training helps far more."),
-    ("Why", "Each cell is one token pair's exact share of the cosine (mean pooling). GloVe adds up every word "
-            "against every word; SBERT's tokens already carry their context."),
-    ("Training", "Siamese training of GloVe on the NLI pairs shipped with this app, live: the STSb dev "
-                 "Spearman rises within seconds."),
-]
+TALK_COST_N = 2_000  # sentences the cost step really runs (live, in seconds); the plot goes on to 100,000
+TABLE1_PAPER_ROWS = ("Avg. GloVe embeddings", "BERT CLS-vector", "SBERT-NLI-base")  # few rows read from afar
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    caption: str
+    run: Callable  # progress -> (left figure, right figure or None); a generator for the live training
+    two_figures: bool = False
+
+
 def _large(figure, height: int = 560):
     figure.update_layout(font=dict(size=FONT), height=height, title_font=dict(size=FONT + 6))
     return figure
 
 
 def _title(step: int) -> str:
-    name, caption = STEPS[step]
-    return f"## {step + 1} / {len(STEPS)} · {name}", caption
+    return f"## {step + 1} / {len(STEPS)} · {STEPS[step].name}", STEPS[step].caption
 
 
 def _raise_first_failure(outcomes) -> None:
@@ -97,6 +106,27 @@ def step_benchmark(progress) -> tuple:
     return _large(bar_chart(results)), None
 
 
+def step_table1(progress) -> tuple:
+    rows = table1([NAIVE, f"{NAIVE}+whiten", SIAMESE], progress=lambda fraction, what: progress(fraction, desc=what))
+    _raise_first_failure(rows)
+    values = [(row.label, [row.scores[name] * 100 for name in TABLE1_SETS] + [row.average * 100]) for row in rows]
+    columns = [TITLES[name] for name in TABLE1_SETS] + ["avg"]
+    figure = benchmark_plots.table1_heatmap(values, columns, {name: PAPER[name] for name in TABLE1_PAPER_ROWS},
+                                            title="Seven STS sets, Spearman x 100 (paper: 300-d GloVe, BERT base)")
+    return _large(figure, 520), None
+
+
+def step_cost(progress) -> tuple:
+    report = measure_cost(TALK_COST_N, SIAMESE, progress=lambda fraction, what: progress(fraction, desc=what))
+    figure = benchmark_plots.cost_plot(report.curve(), report.n, {
+        "cross_encoder": report.cross_encoder["extrapolated_s"], "bi_encoder": report.bi_encoder["total_s"]},
+        COST_PAPER, report.cpu)
+    figure.update_layout(title=dict(text=f"{report.n:,} sentences on this CPU: cross-encoder "
+                                         f"{report.cross_encoder['extrapolated_s'] / 3600:.1f} h, bi-encoder "
+                                         f"{report.bi_encoder['total_s']:.1f} s ({report.ratio:,.0f}x)"))
+    return _large(figure, 560), None
+
+
 def step_explain(progress) -> tuple:
     progress(0.1, desc="Reading token vectors")
     results = explain_pair([NAIVE, SIAMESE], *PAIR)
@@ -130,7 +160,23 @@ def step_training(progress):
         time.sleep(0.5)
 
 
-RUNNERS = [step_cone, step_paraphrases, step_benchmark, step_explain]
+STEPS = [
+    Step("The cone", "Naive sentence vectors all point the same way: even random pairs of sentences score a cosine "
+                     "of 0.5 with averaged GloVe. SBERT spreads them out (0.03), so a high cosine means something.",
+         step_cone),
+    Step("Paraphrases", "Questions that mean the same thing, worded differently. Averaged GloVe rates almost every "
+                        "pair alike; SBERT lights up the blocks of paraphrases.", step_paraphrases, two_figures=True),
+    Step("The benchmark", "Spearman correlation with human similarity scores on STSb test, beside the SBERT paper's "
+                          "marks. Whitening GloVe (no training) helps; siamese training helps far more.", step_benchmark),
+    Step("Seven benchmarks", "One benchmark can be a fluke; seven are the argument. The paper's Table 1, computed "
+                             "live on STS12–16, STSb and SICK-R: SBERT leads on every one.", step_table1),
+    Step("Why", "Each cell is one token pair's exact share of the cosine (mean pooling). GloVe adds up every word "
+                "against every word; SBERT's tokens already carry their context.", step_explain, two_figures=True),
+    Step("The cost", "Why embeddings at all: a cross-encoder must read every pair; a bi-encoder reads each sentence "
+                     "once. Timed live on this machine, extrapolated to 100,000 sentences.", step_cost),
+    Step("Training", "Siamese training of GloVe on the NLI pairs shipped with this app, live: the STSb dev Spearman "
+                     "rises within seconds.", step_training),
+]
 
 
 @user_errors
@@ -139,13 +185,14 @@ def show_step(step: int | None, progress=gr.Progress()):
     if not isinstance(step, int) or not 0 <= step < len(STEPS):
         raise ValueError(f"Choose a step from 1 to {len(STEPS)}.")
     title, caption = _title(step)
-    yield title, caption, gr.update(value=None), gr.update(value=None, visible=step in (1, 3))
-    if step < len(RUNNERS):
-        left, right = RUNNERS[step](progress)
+    yield title, caption, gr.update(value=None), gr.update(value=None, visible=STEPS[step].two_figures)
+    result = STEPS[step].run(progress)
+    if not inspect.isgenerator(result):
+        left, right = result
         yield title, caption, left, gr.update(value=right, visible=right is not None)
         return
-    for figure, result in step_training(progress):
-        yield title, caption + (f" **{result}**" if result else ""), figure, gr.update(visible=False)
+    for figure, outcome in result:  # the live training run, report by report
+        yield title, caption + (f" **{outcome}**" if outcome else ""), figure, gr.update(visible=False)
 
 
 def move(step: int | None, delta: int) -> int:
@@ -157,10 +204,10 @@ def build_tab() -> list:
     """Build the Talk tab inside the current ``gr.Tab``."""
     with gr.Row(equal_height=True):
         back = gr.Button("◀ Back", scale=0, min_width=110, elem_id="talk-back")
-        step = gr.Radio([(f"{i + 1}. {name}", i) for i, (name, _) in enumerate(STEPS)], value=None,
+        step = gr.Radio([(f"{i + 1}. {s.name}", i) for i, s in enumerate(STEPS)], value=None,
                         show_label=False, elem_id="talk-steps")
         forward = gr.Button("Next ▶", variant="primary", scale=0, min_width=110, elem_id="talk-next")
-    title = gr.Markdown("## Five steps: why siamese sentence embeddings beat naive ones", elem_classes="talk-title",
+    title = gr.Markdown(f"## {len(STEPS)} steps: why siamese sentence embeddings beat naive ones", elem_classes="talk-title",
                         elem_id="talk-title")
     caption = gr.Markdown("Click **Next** (or press →) to start. Each step computes live, offline.",
                           elem_classes="talk-caption", elem_id="talk-caption")

@@ -32,6 +32,9 @@ OBJECTIVE_HELP = {
               "mean-squared error.",
     "mnrl": "Each anchor's positive must score above every other sentence in the batch (the other "
             "positives and the hard negatives): no labels needed, large batches help.",
+    "cross-encoder": "Not an embedding model: one transformer reads both sentences together and outputs their "
+                     "score (STSb scaled to 0–1). More accurate, but every pair needs its own pass: see the "
+                     "STS tab's cost view. It scores pairs in the STS benchmark and Table 1.",
 }
 
 
@@ -39,6 +42,7 @@ UPLOAD_HINTS = {
     "nli-softmax": "CSV/TSV with a header: sentence1, sentence2, label (entailment, neutral, contradiction)",
     "cosine": "CSV/TSV with a header: sentence1, sentence2, score",
     "mnrl": "CSV/TSV with a header: anchor, positive, negative",
+    "cross-encoder": "CSV/TSV with a header: sentence1, sentence2, score",
 }
 
 

@@ -18,7 +18,8 @@ from ..formatting import signed_x100, x100
 from .snippets import change_cell, esc, html_table, message
 
 LOG_LINES = 12
-OBJECTIVE_NAMES = {"nli-softmax": "NLI softmax", "cosine": "cosine regression", "mnrl": "MNRL"}
+OBJECTIVE_NAMES = {"nli-softmax": "NLI softmax", "cosine": "cosine regression", "mnrl": "MNRL",
+                   "cross-encoder": "cross-encoder"}
 DATA_NAMES = {"nli": "NLI pairs", "stsb": "STSb train"}
 
 # Scoped to the progress component by gr.HTML(css_template=...): app.py's CSS stays untouched.

@@ -4,7 +4,8 @@
   defaults and form fields, capabilities) and the capabilities views may ask for;
 * :mod:`.transformer` — a plain Hugging Face transformer with a pooling (naive BERT);
 * :mod:`.word_vectors` — averaged word vectors (GloVe);
-* :mod:`.sentence_transformers` — a sentence-transformers model (SBERT, models trained here).
+* :mod:`.sentence_transformers` — a sentence-transformers model (SBERT, models trained here);
+* :mod:`.cross_encoder` — a cross-encoder: scores a pair by reading both sentences together.
 
 Adding a kind of model is one module with one ``ModelKind`` subclass (its built-in entries
 included) and one line in :data:`KINDS` below; nothing else names a kind. A view that needs
@@ -27,7 +28,8 @@ from pathlib import Path
 from ...hub import cached_snapshot, hub_reachable
 from .. import local
 from ..entries import POOLINGS, ModelEntry
-from .base import CAPABILITIES, EMBEDS, SCORES_PAIRS, TRAINABLE, ModelKind, folder_dimension, model_type
+from .base import CAPABILITIES, EMBEDS, SCORES_PAIRS, TRAINABLE, ModelKind, folder_dimension
+from .cross_encoder import CrossEncoderKind
 from .sentence_transformers import SentenceTransformersKind
 from .transformer import TransformerKind
 from .word_vectors import WordVectorsKind
@@ -53,6 +55,7 @@ def unregister_kind(name: str) -> None:
 register_kind(TransformerKind())
 register_kind(WordVectorsKind())
 register_kind(SentenceTransformersKind())
+register_kind(CrossEncoderKind())
 
 
 def kind_of(entry_or_name: ModelEntry | str) -> ModelKind:

@@ -1,0 +1,109 @@
+"""STS tab → Table 1: the SBERT paper's Table 1, computed live on seven STS sets for any models.
+
+One row per chosen model (Spearman x 100 on STS12–STS16, STSb and SICK-R, and their average),
+filled in set by set, beside the paper's rows; the same numbers as an annotated heatmap a room can
+read. The button's endpoint (``api_name="table1"``) returns the JSON of ``python -m sbert_demo table1``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import gradio as gr
+
+from ..benchmark import plots as benchmark_plots
+from ..benchmark.table1 import PAPER, Table1Row, iter_table1
+from ..data.sts_sets import TABLE1_SETS, TITLES, sts_set
+from ..models.kinds import SCORES_PAIRS
+from ..models.variants import split_key
+from ..views import VIEWS
+from . import snippets
+from .common import action, user_errors, warn_once_about_the_cache
+from .model_select import Refresher, default_models, model_dropdown, picker
+
+VIEW = VIEWS["table1"]
+COLUMNS = [TITLES[name] for name in TABLE1_SETS] + ["avg"]
+
+
+# --- handlers ------------------------------------------------------------------------------------
+
+@user_errors
+def run_table1(model_keys: list[str], progress=gr.Progress()):
+    """Yield (status, table HTML, heatmap, JSON) as each model's row fills in, set by set."""
+    rows: dict[str, Table1Row] = {}
+    progress(0, desc="Starting")
+    for row in iter_table1(model_keys or [], progress=lambda fraction, what: progress(fraction, desc=what),
+                           max_models=VIEW.max_models):
+        rows[row.key] = row
+        yield _status(rows), table_html(list(rows.values())), heatmap(list(rows.values())), _json(rows)
+    warn_once_about_the_cache()
+    yield _status(rows, done=True), table_html(list(rows.values())), heatmap(list(rows.values())), _json(rows)
+
+
+def _json(rows: dict[str, Table1Row]) -> dict:
+    return {key: row.as_json() for key, row in rows.items()}
+
+
+def _status(rows: dict[str, Table1Row], done: bool = False) -> str:
+    sizes = " · ".join(f"{TITLES[name]} {len(sts_set(name)):,}" for name in TABLE1_SETS)
+    cached = all(row.cached for row in rows.values() if row.ok) and rows
+    how = " (every number from the cache)" if done and cached else ""
+    state = f"Done{how}." if done else "Computing…"
+    return snippets.message(f"{state} Rated pairs per set: {sizes}.", "ok" if done else "info")
+
+
+def table_html(rows: list[Table1Row]) -> str:
+    """The table as the paper lays it out: this machine's rows, then the paper's, in italics."""
+    body = []
+    for row in rows:
+        name = snippets.Markup(f"{snippets.esc(row.label)} {snippets.badge(row.family)}")
+        if row.error:
+            body.append([name, *([""] * len(COLUMNS)), f"Skipped: {row.error}"])
+        else:
+            body.append([name, *row.cells(), row.runtime])
+    for paper_name, values in PAPER.items():
+        body.append([snippets.Markup(f"<i>paper: {snippets.esc(paper_name)}</i>"), *(f"{v:.2f}" for v in values),
+                     "Reimers & Gurevych (2019), Table 1"])
+    table = snippets.html_table(["Model", *COLUMNS, "computed with"], body, css="summary-table table1",
+                                numeric=range(1, len(COLUMNS) + 1))
+    return (f'<div class="table-scroll">{table}</div><p class="muted">Spearman rank correlation x 100 of the '
+            "cosine of each pair (a cross-encoder: its score) with the gold scores, one per set over all its "
+            "rated pairs; avg is the mean of the seven. The paper's GloVe rows use 300-d vectors, its BERT rows "
+            "BERT base; SBERT-NLI is trained on NLI only, like these SBERT models are not.</p>")
+
+
+def heatmap(rows: list[Table1Row]):
+    """The annotated heatmap of the rows computed so far (x 100), above the paper's rows."""
+    values = [(row.label, [None if (v := row.scores.get(name)) is None else v * 100 for name in TABLE1_SETS]
+               + [None if row.average is None else row.average * 100]) for row in rows if row.ok]
+    return benchmark_plots.table1_heatmap(values, COLUMNS, PAPER)
+
+
+# --- layout and wiring ---------------------------------------------------------------------------
+
+class Table1Parts(NamedTuple):
+    models: gr.Dropdown
+    refresher: Refresher
+
+
+def build() -> Table1Parts:
+    """Build Table 1 inside the current ``gr.Tab``."""
+    gr.Markdown("One benchmark can be a fluke; seven are the argument. The SBERT paper's Table 1: Spearman x 100 "
+                "on the SemEval STS sets of 2012–2016, the STS benchmark and SICK-R, computed here for any models, "
+                "beside the paper's own rows. Embeddings are cached: a second table is instant.",
+                elem_classes="tab-intro")
+    with gr.Row(equal_height=True):
+        available = set(default_models(("naive", "siamese", "fine-tuned", "cross-encoder"), needs=SCORES_PAIRS))
+        models = model_dropdown([k for k in VIEW.default_models if split_key(k)[0] in available], VIEW.max_models,
+                                label=f"Models (up to {VIEW.max_models})", needs=SCORES_PAIRS, elem_id="table1-models",
+                                info="Any model, a training-free fix (K+whiten) or a cross-encoder trained here.")
+        with gr.Column(scale=0, min_width=220):
+            run = gr.Button("Compute Table 1", variant="primary", size="lg", elem_id="table1-run")
+    progress_box = gr.HTML(elem_classes="progress-box", elem_id="table1-progress")
+    status = gr.HTML(elem_id="table1-status")
+    table = gr.HTML(elem_id="table1-table")
+    figure = gr.Plot(show_label=False, elem_id="table1-heatmap")
+    data = gr.JSON(visible=False)
+    action([run.click], run_table1, [models], [status, table, figure, data], failures_to=progress_box,
+           api_name="table1", concurrency_id="sts", concurrency_limit=1, show_progress_on=progress_box)
+    return Table1Parts(models, picker(models))

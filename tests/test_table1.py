@@ -1,0 +1,127 @@
+"""The SBERT paper's Table 1 on seven STS sets, and the sets themselves (fast: GloVe and a tiny BERT).
+
+The reference for every number is computed here the plain way, independently of the app: a
+sentence-transformers model's ``encode``, the cosine of each pair, ``scipy.stats.spearmanr`` over
+all of a set's rated pairs, the files read with their own parsing below. The real SBERT models are
+checked the same way in ``tests/test_table1_slow.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from sbert_demo import cli
+from sbert_demo.benchmark.table1 import PAPER, check_sets, table1
+from sbert_demo.data.sts_sets import TABLE1_SETS, sts_set
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+EXPECTED_PAIRS = {"sts12": 3108, "sts13": 1500, "sts14": 3750, "sts15": 3000, "sts16": 1186, "stsb": 1379,
+                  "sick-r": 4927}
+
+
+def reference_pairs(name: str) -> tuple[list[str], list[str], list[float]]:
+    """The set read straight from the shipped files (the format described in data/README.md)."""
+    firsts, seconds, scores = [], [], []
+    if name == "stsb":
+        lines = (DATA / "stsbenchmark" / "sts-test.csv").read_text(encoding="utf-8").split("\n")
+        rows = [line.split("\t") for line in lines if line.strip()]
+        return [r[5].strip() for r in rows], [r[6].strip() for r in rows], [float(r[4]) for r in rows]
+    if name == "sick-r":
+        rows = [line.split("\t") for line in (DATA / "sick" / "SICK_test_annotated.txt").read_text().split("\n")[1:]
+                if line.strip()]
+        return [r[1].strip() for r in rows], [r[2].strip() for r in rows], [float(r[3]) for r in rows]
+    year = DATA / "sts12-16" / str(2000 + int(name[3:]))
+    for path in sorted(year.glob("*.test.tsv")):
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            fields = line.split("\t")
+            if len(fields) >= 3 and fields[0].strip():
+                scores.append(float(fields[0]))
+                firsts.append(fields[1].strip())
+                seconds.append(fields[2].strip())
+    if (year / "STS.input.MSRvid.txt").is_file():
+        pairs = [line.split("\t") for line in (year / "STS.input.MSRvid.txt").read_text().split("\n") if line.strip()]
+        golds = [line for line in (year / "STS.gs.MSRvid.txt").read_text().split("\n") if line.strip()]
+        firsts += [p[0].strip() for p in pairs]
+        seconds += [p[1].strip() for p in pairs]
+        scores += [float(g) for g in golds]
+    return firsts, seconds, scores
+
+
+def plain_spearman(model, name: str) -> float:
+    firsts, seconds, scores = reference_pairs(name)
+    a = model.encode(firsts, normalize_embeddings=True, convert_to_numpy=True)
+    b = model.encode(seconds, normalize_embeddings=True, convert_to_numpy=True)
+    return float(spearmanr(scores, np.einsum("ij,ij->i", a.astype(np.float64), b.astype(np.float64)))[0])
+
+
+@pytest.fixture(scope="module")
+def plain_glove():
+    """Averaged GloVe built with sentence-transformers' own modules, as the reference numbers were."""
+    from sbert_demo.models.kinds.word_vectors import build_glove_model
+
+    return build_glove_model("cpu")
+
+
+def test_the_seven_sets_hold_every_rated_pair() -> None:
+    for name in TABLE1_SETS:
+        pairs = sts_set(name)
+        assert len(pairs) == EXPECTED_PAIRS[name] and not pairs.problems
+        firsts, seconds, scores = reference_pairs(name)
+        assert (pairs.sentences1, pairs.sentences2, pairs.scores) == (firsts, seconds, scores)
+
+
+def test_table1_equals_plain_sentence_transformers(plain_glove, tmp_path: Path) -> None:
+    (row,) = table1(["glove-6b-50d"])
+    assert row.ok and row.complete and set(row.scores) == set(TABLE1_SETS)
+    for name in TABLE1_SETS:
+        assert row.scores[name] * 100 == pytest.approx(plain_spearman(plain_glove, name) * 100, abs=0.05), name
+    assert row.average == pytest.approx(np.mean([row.scores[n] for n in TABLE1_SETS]))
+    out = tmp_path / "t1.json"
+    assert cli.main(["table1", "--models", "glove-6b-50d", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())["glove-6b-50d"]
+    assert list(data) == [*TABLE1_SETS, "avg", "runtime"] and data["stsb"] == round(row.scores["stsb"] * 100, 2)
+    again = table1(["glove-6b-50d"])[0]  # a second table is read from the cache
+    assert again.cached and again.scores == row.scores
+
+
+def test_table1_streams_set_by_set_and_skips_what_cannot_run(tiny_sbert_in_models) -> None:
+    from sbert_demo.benchmark.table1 import iter_table1
+
+    seen = list(iter_table1([tiny_sbert_in_models, "bert-base-uncased-cls", "nope"], sets=["sts13", "sts16"]))
+    tiny = [row for row in seen if row.key == tiny_sbert_in_models]
+    assert [sorted(row.scores) for row in tiny] == [["sts13"], ["sts13", "sts16"]]
+    assert tiny[-1].complete and tiny[-1].as_json()["avg"] is not None
+    failed = {row.key: row.error for row in seen if row.error}
+    assert "needs the Hugging Face Hub" in failed["bert-base-uncased-cls"] and "Unknown model" in failed["nope"]
+
+
+def test_bad_sets_and_model_counts_are_refused() -> None:
+    with pytest.raises(ValueError, match="Unknown STS set 'sts11'"):
+        check_sets(["sts11"])
+    assert check_sets(["SICK-R", "sts12"]) == ("sts12", "sick-r")  # the paper's order
+    with pytest.raises(ValueError, match="at most 8 models"):
+        table1([f"glove-6b-50d+abtt{i}" for i in range(1, 10)])
+    with pytest.raises(ValueError, match="at least one model"):
+        table1([])
+
+
+def test_the_paper_rows_average_their_sets() -> None:
+    for name, values in PAPER.items():
+        assert np.mean(values[:7]) == pytest.approx(values[7], abs=0.05), name  # the paper rounds each cell
+
+
+def test_the_table1_view_fills_in_and_shows_the_paper_rows() -> None:
+    pytest.importorskip("gradio")
+    from sbert_demo.ui import table1 as table1_tab
+
+    outputs = list(table1_tab.run_table1(["glove-6b-50d"], progress=lambda *a, **k: None))
+    assert len(outputs) == 1 + len(TABLE1_SETS)  # a row per set as it fills in, then the finished table
+    status, table, figure, data = outputs[-1]
+    assert "Done" in status and "paper: SBERT-NLI-base" in table and "74.89" in table
+    assert figure.data[0].z.shape == (1 + len(PAPER), len(TABLE1_SETS) + 1)
+    assert data["glove-6b-50d"]["avg"] is not None
