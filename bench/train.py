@@ -91,7 +91,7 @@ def run_plain(config, kind, choice, data, dev, sample) -> tuple[float, float]:
     set_seed(config.seed)
     model = build_trainable_model(config, choice.device)
     plan = schedule(config, len(data), kind, choice.device)
-    evaluator = timed(runner.curve_evaluator(dev, sample))
+    evaluator = timed(runner.curve_evaluator(config, dev, sample))
     quiet = io.StringIO()  # the plain trainer prints its logs and a widget-examples bar
     with tempfile.TemporaryDirectory() as work, contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
         trainer = SentenceTransformerTrainer(model=model, args=training_arguments(config, choice, plan, work),
@@ -135,7 +135,7 @@ def run_plain_default(config, kind, choice, data, dev, sample) -> tuple[float, f
 def run_project(config, kind, choice, data, dev, sample) -> tuple[float, float]:
     import threading
 
-    evaluator = timed(runner.curve_evaluator(dev, sample))
+    evaluator = timed(runner.curve_evaluator(config, dev, sample))
     trained = runner.train_model(config, kind, choice, data, dev, sample, Recording(), threading.Event(),
                                  evaluator=evaluator)
     return trained.seconds, evaluator.seconds

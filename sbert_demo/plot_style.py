@@ -21,9 +21,11 @@ logger = logging.getLogger(__name__)
 # The app's one palette, Okabe-Ito: distinguishable with colour-blindness and on a white background.
 # Figures use it from here; the page gets it as CSS variables (:func:`palette_css`).
 PALETTE: dict[str, str] = {"orange": "#E69F00", "blue": "#0072B2", "green": "#009E73", "vermillion": "#D55E00",
-                           "magenta": "#D81B60", "purple": "#CC79A7", "grey": "#999999", "light-grey": "#BBBBBB"}
+                           "magenta": "#D81B60", "purple": "#CC79A7", "sky": "#56B4E9", "grey": "#999999",
+                           "light-grey": "#BBBBBB"}
 FAMILY_COLORS: dict[str, str] = {"naive": PALETTE["orange"], "siamese": PALETTE["blue"],
-                                 "fine-tuned": PALETTE["green"], "cross-encoder": PALETTE["purple"]}
+                                 "fine-tuned": PALETTE["green"], "cross-encoder": PALETTE["purple"],
+                                 "static": PALETTE["sky"]}
 # What colours mean on the page: model families, better / worse, notes and job states.
 PAGE_COLORS: dict[str, str] = {**FAMILY_COLORS, "other": "#777777", "up": PALETTE["green"],
                                "down": PALETTE["vermillion"], "info": PALETTE["blue"], "warning": PALETTE["orange"],

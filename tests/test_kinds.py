@@ -37,13 +37,13 @@ class WordOverlapKind(ModelKind):
         return (ModelEntry(key=KEY, label="Word overlap (Jaccard)", family="naive", kind=self.name,
                            source="-", builtin=True),)
 
-    def availability(self, entry: ModelEntry) -> Availability:
+    def availability(self, entry: ModelEntry, registry) -> Availability:
         return Availability(True, location=None, hub_id=None)
 
-    def identity_files(self, entry, status) -> tuple:
+    def identity_files(self, entry, status, registry) -> tuple:
         return ()
 
-    def load(self, entry, status, device):
+    def load(self, entry, status, device, notify=None, registry=None):
         return "jaccard"
 
     def score_pairs(self, model, firsts, seconds, progress=None) -> np.ndarray:

@@ -171,6 +171,7 @@ def test_sts_bar_chart_colours_families_and_draws_paper_lines():
         {"label": "mine", "family": "fine-tuned", "spearman": float("nan")},
         {"label": "CLS", "family": "naive", "spearman": -12.0},
         {"label": "a cross-encoder", "family": "cross-encoder", "spearman": 80.0},
+        {"label": "a static model", "family": "static", "spearman": 66.0},
     ]
     fig = sts_bar_chart(rows)
     bars = {trace.name: trace for trace in fig.data if isinstance(trace, go.Bar)}

@@ -44,6 +44,8 @@ def test_builtin_entries() -> None:
         "all-mpnet-base-v2": ("siamese", "sentence-transformers", None),
         "stsb-distilroberta-base": ("cross-encoder", "cross-encoder", None),  # public, from the Hub
         "stsb-roberta-base": ("cross-encoder", "cross-encoder", None),
+        "static-minilm": ("static", "static", None),  # distilled here on first use
+        "static-mpnet": ("static", "static", None),
     }
     assert {e.key: (e.family, e.kind, e.pooling) for e in BUILTIN} == expected
     assert all(e.builtin and e.label and e.description for e in BUILTIN)

@@ -100,7 +100,7 @@ def load(entry: ModelEntry | str | loading.ResolvedModel, registry: Registry | N
 
     def build(choice: devices.DeviceChoice = choice):
         try:
-            model = loading.build_model(entry, status, choice.device)
+            model = loading.build_model(entry, status, choice.device, notify=notify, registry=registry)
             if choice.backend == "torch" and choice.autocast_dtype is not None:
                 # Inference only: weights cast once beat autocast's per-operation casts (measured here:
                 # MiniLM 802 vs 734 sentences/s, mpnet 157 vs 140, STSb Spearman unchanged to 0.01).

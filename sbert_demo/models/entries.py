@@ -9,7 +9,8 @@ by their kinds.
 
 Families: ``naive`` (averaged word vectors, BERT without siamese training), ``siamese`` (SBERT
 models), ``fine-tuned`` (models trained locally, found under ``models/``; also models a user adds),
-``cross-encoder`` (pair scorers from the Hub; one trained here is ``fine-tuned``).
+``cross-encoder`` (pair scorers from the Hub; one trained here is ``fine-tuned``), ``static`` (token
+vectors distilled from a sentence transformer, averaged).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-FAMILIES = ("naive", "siamese", "fine-tuned", "cross-encoder")
+FAMILIES = ("naive", "siamese", "fine-tuned", "cross-encoder", "static")
 POOLINGS = ("mean", "cls", "max")
 
 

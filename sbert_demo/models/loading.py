@@ -12,53 +12,36 @@ Which device and precision a model runs in, and the bounded cache of loaded mode
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .entries import Availability, ModelEntry
+from .identity import fingerprint
 from .kinds import kind_of
 from .registry import Registry, get_registry
 
 logger = logging.getLogger(__name__)
 
-# Bump when the way embeddings are computed changes, so cached vectors from older code are ignored.
-ENCODING_VERSION = "2"
-_IGNORED_FILES = {"README.md", "desktop.ini", ".gitattributes", "sbert_demo_card.json"}
 
-
-def _stat_signature(path: Path) -> list[str]:
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    rows = []
-    for file in files:
-        if file.name in _IGNORED_FILES or file.name.endswith(".lock"):
-            continue
-        stat = file.stat()
-        rows.append(f"{file.relative_to(path) if path.is_dir() else file.name}:{stat.st_size}:{stat.st_mtime_ns}")
-    return rows
-
-
-def model_identity(entry: ModelEntry, status: Availability) -> str | None:
+def model_identity(entry: ModelEntry, status: Availability, registry: Registry | None = None) -> str | None:
     """A fingerprint of the model's files and settings; None while a Hub model is not downloaded yet."""
-    files = kind_of(entry).identity_files(entry, status)
+    files = kind_of(entry).identity_files(entry, status, registry or get_registry())
     if not files:
         return None
     location = status.location if status.location is not None else files[0]
-    signature = [row for path in files for row in _stat_signature(Path(path))]
-    digest = hashlib.sha256()
-    for part in (ENCODING_VERSION, entry.kind, entry.pooling or "", str(Path(location).resolve()), *signature):
-        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-    return digest.hexdigest()[:32]
+    return fingerprint(entry.kind, entry.pooling, location, files)
 
 
-def build_model(entry: ModelEntry, status: Availability, device: str = "cpu") -> Any:
-    """Load ``entry`` from where ``status`` says it is (never with remote code)."""
+def build_model(entry: ModelEntry, status: Availability, device: str = "cpu",
+                notify: Callable[[str], None] | None = None, registry: Registry | None = None) -> Any:
+    """Load ``entry`` from where ``status`` says it is (never with remote code); ``notify`` hears what
+    is prepared first (a distillation, a join)."""
     if not status.available:
         raise ValueError(status.reason or f"{entry.label} is not available.")
     kind = kind_of(entry)
     kind.prepare(entry, status)
-    return kind.load(entry, status, device)
+    return kind.load(entry, status, device, notify=notify, registry=registry or get_registry())
 
 
 class ResolvedModel(NamedTuple):
@@ -94,4 +77,4 @@ def resolve(entry: ModelEntry | str | ResolvedModel, registry: Registry | None =
     if not status.available:
         raise ValueError(status.reason)
     kind_of(entry).prepare(entry, status)  # the fingerprint needs the prepared files (mpnet's join)
-    return ResolvedModel(entry, status, model_identity(entry, status))
+    return ResolvedModel(entry, status, model_identity(entry, status, registry))

@@ -60,7 +60,11 @@ class Registry:
         entry = self.get(entry) if isinstance(entry, str) else entry
         if entry.base is not None:  # a training-free variant loads exactly when its base does
             return self.availability(entry.base)
-        return kinds.kind_of(entry).availability(entry)
+        return kinds.kind_of(entry).availability(entry, self)
+
+    def kind(self, entry: ModelEntry | str):
+        """The kind of ``entry`` (:class:`~sbert_demo.models.kinds.base.ModelKind`)."""
+        return kinds.kind_of(self.get(entry) if isinstance(entry, str) else entry)
 
     def add(self, name_or_path: str, pooling: str = "mean") -> ModelEntry:
         """Add a model by Hugging Face id or local folder; raise ValueError when it cannot load."""

@@ -39,7 +39,7 @@ def build_trainable_model(config: TrainConfig, device: str) -> Any:
         raise ValueError(status.reason or f"{entry.label} is not available.")
     kind = kind_of(entry)
     kind.prepare(entry, status)
-    model = kind.trainable_model(entry, status, device, config.as_dict())
+    model = kind.trainable_model(entry, status, device, config.as_dict(), registry)
     if config.max_seq_length is not None and isinstance(model[0], Transformer):
         model.max_seq_length = min(config.max_seq_length, _position_limit(model))
     if not any(isinstance(module, Pooling) for module in model):

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 
 from ..formatting import MISSING
 
-FAMILY_NAMES = {"naive": "naive", "siamese": "siamese", "fine-tuned": "trained here", "cross-encoder": "cross-encoder"}
+FAMILY_NAMES = {"naive": "naive", "siamese": "siamese", "fine-tuned": "trained here", "cross-encoder": "cross-encoder",
+                "static": "static"}
 
 
 class Markup(str):

@@ -5,7 +5,8 @@
 * :mod:`.transformer` — a plain Hugging Face transformer with a pooling (naive BERT);
 * :mod:`.word_vectors` — averaged word vectors (GloVe);
 * :mod:`.sentence_transformers` — a sentence-transformers model (SBERT, models trained here);
-* :mod:`.cross_encoder` — a cross-encoder: scores a pair by reading both sentences together.
+* :mod:`.cross_encoder` — a cross-encoder: scores a pair by reading both sentences together;
+* :mod:`.static` — static embeddings distilled from a sentence transformer (model2vec's recipe).
 
 Adding a kind of model is one module with one ``ModelKind`` subclass (its built-in entries
 included) and one line in :data:`KINDS` below; nothing else names a kind. A view that needs
@@ -31,6 +32,7 @@ from ..entries import POOLINGS, ModelEntry
 from .base import CAPABILITIES, EMBEDS, SCORES_PAIRS, TRAINABLE, ModelKind, folder_dimension
 from .cross_encoder import CrossEncoderKind
 from .sentence_transformers import SentenceTransformersKind
+from .static import StaticKind
 from .transformer import TransformerKind
 from .word_vectors import WordVectorsKind
 
@@ -56,6 +58,7 @@ register_kind(TransformerKind())
 register_kind(WordVectorsKind())
 register_kind(SentenceTransformersKind())
 register_kind(CrossEncoderKind())
+register_kind(StaticKind())
 
 
 def kind_of(entry_or_name: ModelEntry | str) -> ModelKind:

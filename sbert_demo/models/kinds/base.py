@@ -79,8 +79,11 @@ class ModelKind:
 
     # --- where it loads from ---------------------------------------------------------------------
 
-    def availability(self, entry: ModelEntry) -> Availability:
-        """Whether ``entry`` can load now, and from where; decided offline within a few seconds."""
+    def availability(self, entry: ModelEntry, registry: Any) -> Availability:
+        """Whether ``entry`` can load now, and from where; decided offline within a few seconds.
+
+        ``registry`` (the :class:`~sbert_demo.models.registry.Registry` asking) answers for other
+        entries, e.g. a distilled model's teacher."""
         if entry.asset is not None and (location := assets.asset_location(entry.asset)) is not None:
             return Availability(True, location=location)
         if not entry.hub_ids:  # a local folder: a model trained here or one a user added by path
@@ -97,7 +100,7 @@ class ModelKind:
         if entry.asset is not None and status.location == assets.asset_location(entry.asset):
             assets.prepare_asset(entry.asset)
 
-    def identity_files(self, entry: ModelEntry, status: Availability) -> tuple[Path, ...]:
+    def identity_files(self, entry: ModelEntry, status: Availability, registry: Any) -> tuple[Path, ...]:
         """The files (or folders) whose names, sizes and times make the model's identity."""
         location = status.location
         if location is None and status.hub_id:
@@ -106,8 +109,10 @@ class ModelKind:
 
     # --- loading ---------------------------------------------------------------------------------
 
-    def load(self, entry: ModelEntry, status: Availability, device: str) -> Any:
-        """The model, on ``device``, from where ``status`` says it is (never with remote code)."""
+    def load(self, entry: ModelEntry, status: Availability, device: str,
+             notify: Callable[[str], None] | None = None, registry: Any = None) -> Any:
+        """The model, on ``device``, from where ``status`` says it is (never with remote code);
+        ``notify`` hears what is prepared first."""
         raise NotImplementedError(f"{self.name} models cannot be loaded")
 
     def score_pairs(self, model: Any, firsts: list[str], seconds: list[str],
@@ -137,9 +142,10 @@ class ModelKind:
         return {"batch_size": 32, "learning_rate": 2e-5, "warmup_ratio": 0.1, "max_pairs": None,
                 "max_seq_length": None}
 
-    def trainable_model(self, entry: ModelEntry, status: Availability, device: str, options: dict[str, Any]) -> Any:
+    def trainable_model(self, entry: ModelEntry, status: Availability, device: str, options: dict[str, Any],
+                        registry: Any = None) -> Any:
         """A fresh model to train (``options``: the run's pooling, dense layer ...); by default the model itself."""
-        return self.load(entry, status, device)
+        return self.load(entry, status, device, registry=registry)
 
 
 def _local_copy(hub_ids: tuple[str, ...]) -> Path | None:

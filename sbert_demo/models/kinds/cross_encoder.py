@@ -44,7 +44,7 @@ class CrossEncoderKind(ModelKind):
     def claims_folder(self, folder: Path) -> bool:
         return model_type(folder) == "CrossEncoder"
 
-    def load(self, entry: ModelEntry, status: Availability, device: str) -> Any:
+    def load(self, entry: ModelEntry, status: Availability, device: str, notify: Any = None, registry: Any = None) -> Any:
         from sentence_transformers import CrossEncoder
 
         if not status.available:

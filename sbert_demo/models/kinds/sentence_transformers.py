@@ -35,7 +35,7 @@ class SentenceTransformersKind(ModelKind):
     def claims_folder(self, folder: Path) -> bool:
         return model_type(folder) == "SentenceTransformer"
 
-    def load(self, entry: ModelEntry, status: Availability, device: str) -> Any:
+    def load(self, entry: ModelEntry, status: Availability, device: str, notify: Any = None, registry: Any = None) -> Any:
         from sentence_transformers import SentenceTransformer
 
         if not status.available:

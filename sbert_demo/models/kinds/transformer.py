@@ -36,7 +36,7 @@ class TransformerKind(ModelKind):
             _bert("max", "max", "Plain BERT, element-wise max over token vectors."),
         )
 
-    def load(self, entry: ModelEntry, status: Availability, device: str) -> Any:
+    def load(self, entry: ModelEntry, status: Availability, device: str, notify: Any = None, registry: Any = None) -> Any:
         from sentence_transformers import SentenceTransformer
         from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
@@ -49,7 +49,8 @@ class TransformerKind(ModelKind):
         pooling = Pooling(transformer.get_embedding_dimension(), entry.pooling or "mean")
         return SentenceTransformer(modules=[transformer, pooling], device=device)
 
-    def trainable_model(self, entry: ModelEntry, status: Availability, device: str, options: dict[str, Any]) -> Any:
+    def trainable_model(self, entry: ModelEntry, status: Availability, device: str, options: dict[str, Any],
+                        registry: Any = None) -> Any:
         pooling = options.get("pooling")
         return self.load(replace(entry, pooling=pooling) if pooling else entry, status, device)
 

