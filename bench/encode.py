@@ -1,19 +1,23 @@
-"""Encoding speed: this project's encoder against plain ``SentenceTransformer.encode``, per runtime path.
+"""Encoding speed: this project's encoder against plain ``SentenceTransformer.encode``, per runtime.
 
-For each model, every encoder embeds the same distinct STSb dev sentences in the same process, with
+For each model, every runner embeds the same distinct STSb dev sentences in the same process, with
 the same batch size (duplicates are removed first so that only computation is compared):
 
 * plain: ``SentenceTransformer.encode`` in fp32 (the library's defaults), the baseline;
-* lossless: :func:`sbert_demo.encoding.encoder.encode` as the STS tab and ``eval`` call it (automatic
-  runtime: PyTorch bf16 on CPUs with native bf16, ONNX Runtime fp32 elsewhere);
-* fast: the same with ``fast=True``, as Explore calls it (ONNX Runtime int8 where the model passes
-  the int8 check, else the lossless runtime);
+* every candidate runtime this CPU has (:mod:`sbert_demo.encoding.runtime_choice`): PyTorch fp32,
+  PyTorch bf16 (native bf16 only), ONNX Runtime fp32 and int8, through
+  :func:`sbert_demo.encoding.encoder.encode` with that runtime forced;
 
-with the persistent cache off. ONNX artefacts are built before timing (once per model version).
-All are warmed up, then timed alternately ``--repeats`` times (default 3) so that drifts of a
-shared machine hit all alike; the fastest run of each counts, as ``timeit`` does. The first line
-names the CPU and whether it has native bf16; then one line per model and path with sentences/s,
-the runtime, the STSb dev Spearman of its embeddings and the ratio to plain, ending like ``1.85x``.
+with the persistent cache off. Each runner is loaded first (ONNX artefacts built once per model
+version), then its **cold** rate is its first call (every input shape new to it), then the runners
+are timed alternately ``--repeats`` times (default 3) so that drifts of a shared machine hit all
+alike; the fastest run of each is its **warm** rate, as ``timeit`` counts. Each line gives both rates,
+the STSb dev Spearman of its embeddings and the warm ratio to plain, ending like ``1.85x``.
+
+Then the runtimes the app chose for the two paths by measuring a short probe (what ``encode`` uses
+with everything on "auto"; the probe's own rates are printed too): **lossless** (reported numbers:
+Spearman within 0.05 of fp32) and **fast** (Explore: within 0.3), each with its ratio to plain, and
+whether it is the fastest candidate printed for that path.
 
     python bench/encode.py [--models all-MiniLM-L6-v2,all-mpnet-base-v2] [--batch-size 32] [--repeats 3]
                            [--static static-minilm,static-mpnet]
@@ -39,7 +43,7 @@ import numpy as np  # noqa: E402
 from sbert_demo.benchmark.evaluation import correlations
 from sbert_demo.encoding.pair_scores import pair_cosines
 from sbert_demo.data.benchmarks import sts_split
-from sbert_demo.encoding import devices, model_cache, onnx_encoder
+from sbert_demo.encoding import devices, model_cache, onnx_encoder, runtime_choice
 from sbert_demo.encoding.encoder import encode
 from sbert_demo.models import loading
 
@@ -56,20 +60,24 @@ def bench_model(key: str, pairs, batch_size: int, repeats: int, rates: dict | No
 
     sentences = list(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))
     position = {t: i for i, t in enumerate(sentences)}
-    entry, status, _ = loading.resolve(key)
+    entry, status, identity = loading.resolve(key)
     plain = SentenceTransformer(str(status.location), device="cpu")
-    runs = {
-        "plain": lambda: plain.encode(sentences, batch_size=batch_size, normalize_embeddings=True),
-        "lossless": lambda: encode(key, sentences, batch_size=batch_size, use_cache=False).embeddings,
-        "fast": lambda: encode(key, sentences, batch_size=batch_size, use_cache=False, fast=True).embeddings,
-    }
-    labels = {"plain": "PyTorch fp32 (SentenceTransformer.encode)",
-              "lossless": model_cache.load(key).device.runtime,  # builds the artefacts before timing
-              "fast": model_cache.load(key, fast=True).device.runtime}
-    for run in runs.values():
-        run()  # warm-up at full size: the first ONNX/PyTorch calls allocate their buffers
-    best = dict.fromkeys(runs, 0.0)
-    outputs = {}
+    candidates = runtime_choice.candidates(devices.detect_hardware())
+    runs = {"plain": lambda: plain.encode(sentences, batch_size=batch_size, normalize_embeddings=True)}
+    labels = {"plain": "PyTorch fp32 (SentenceTransformer.encode)"}
+    for candidate in candidates:
+        loaded = model_cache.load(key, precision=candidate.precision, backend=candidate.backend)  # artefacts built
+        if (loaded.device.backend, loaded.device.precision) != (candidate.backend, candidate.precision):
+            print(f"{key} {candidate.name}: not available here (it fell back to {loaded.device.runtime})", flush=True)
+            continue
+        runs[candidate.name] = (lambda c=candidate: encode(key, sentences, batch_size=batch_size, use_cache=False,
+                                                           precision=c.precision, backend=c.backend).embeddings)
+        labels[candidate.name] = loaded.device.runtime
+    cold, best, outputs = {}, dict.fromkeys(runs, 0.0), {}
+    for name, run in runs.items():  # the first call: every input shape is new to this runner
+        started = time.perf_counter()
+        outputs[name] = run()
+        cold[name] = len(sentences) / (time.perf_counter() - started)
     for _ in range(repeats):  # alternate, so drifts of a shared machine hit all alike
         for name, run in runs.items():
             started = time.perf_counter()
@@ -77,11 +85,24 @@ def bench_model(key: str, pairs, batch_size: int, repeats: int, rates: dict | No
             best[name] = max(best[name], len(sentences) / (time.perf_counter() - started))
     if rates is not None:
         rates[key] = best["plain"]
-    lines = []
-    for name in runs:
-        lines.append(f"{key} {name:8s}: {best[name]:7.1f} sent/s | {labels[name]:45s} | Spearman "
-                     f"{spearman(np.asarray(outputs[name]), position, pairs):.2f} | threads {torch.get_num_threads()}, "
-                     f"batch {batch_size}, best of {repeats} | {best[name] / best['plain']:.2f}x")
+    scores = {name: spearman(np.asarray(outputs[name]), position, pairs) for name in runs}
+    lines = [f"{key} {name:10s}: cold {cold[name]:7.1f} | warm {best[name]:7.1f} sent/s | {labels[name]:42s} | "
+             f"Spearman {scores[name]:.2f} | threads {torch.get_num_threads()}, batch {batch_size}, best of {repeats} | "
+             f"{best[name] / best['plain']:.2f}x" for name in runs]
+    decision = model_cache.runtime_decision(key)  # what "auto" uses: measured on the probe once, or read back
+    lines.append(f"{key} probe ({decision.sentences} sentences timed, typed and STSb; {decision.seconds:.1f} s to measure):")
+    lines += [f"    {line}" for line in decision.summary().splitlines()]
+    for path, fast, bound in (("lossless", False, 0.05), ("fast", True, 0.3)):
+        chosen = decision.for_path(fast).name
+        if chosen not in runs:
+            lines.append(f"{key} {path}: {decision.for_path(fast).label}, which did not run above")
+            continue
+        allowed = [n for n in runs if n != "plain" and abs(scores[n] - scores["torch-fp32"]) <= bound
+                   and (fast or not n.endswith("int8"))]
+        fastest = max(allowed, key=lambda n: best[n])
+        lines.append(f"{key} {path:8s}: chose {labels[chosen]:36s} | Spearman {scores[chosen]:.2f} | "
+                     f"{'the fastest' if chosen == fastest else f'not the fastest ({fastest})'} of the {path} "
+                     f"candidates printed | {best[chosen] / best['plain']:.2f}x")
     return lines
 
 

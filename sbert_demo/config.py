@@ -38,6 +38,7 @@ PRECISIONS = ("auto", "bf16", "fp16", "fp32")  # what training (and PyTorch infe
 INFERENCE_PRECISIONS = (*PRECISIONS, "int8")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 BACKENDS = ("auto", "torch", "onnx")  # who runs transformer inference on the CPU
+RUNTIME_CHOICES = ("measure", "rules")  # how "auto" picks a transformer's CPU runtime
 HUB_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
@@ -59,6 +60,7 @@ class Settings:
     train_nice: int = 10  # SBERT_DEMO_TRAIN_NICE: how far the training process yields the CPU to the app
     hub_offline: bool = False  # HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE, HF_DATASETS_OFFLINE)
     hub_endpoint: str = "https://huggingface.co"  # HF_ENDPOINT
+    runtime_choice: str = "measure"  # SBERT_DEMO_RUNTIME_CHOICE: measure the CPU runtimes, or the CPU-flag rules
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
@@ -84,6 +86,8 @@ class Settings:
             train_nice=_whole("SBERT_DEMO_TRAIN_NICE", env.get("SBERT_DEMO_TRAIN_NICE", "10") or "0"),
             hub_offline=any(_truthy(env.get(name, "")) for name in HUB_OFFLINE_VARIABLES),
             hub_endpoint=(env.get("HF_ENDPOINT", "") or "https://huggingface.co").rstrip("/"),
+            runtime_choice=_choice("SBERT_DEMO_RUNTIME_CHOICE", env.get("SBERT_DEMO_RUNTIME_CHOICE", "") or "measure",
+                                   RUNTIME_CHOICES),
         )
         return built.replace(**{name: value for name, value in flags.items() if value is not None})
 

@@ -5,8 +5,8 @@ Every test runs isolated (the autouse ``isolated`` fixture):
 * ``SBERT_DEMO_CACHE`` and ``SBERT_DEMO_MODELS`` point at fresh folders under the test's
   ``tmp_path`` (``isolated.cache_dir`` / ``isolated.models_dir``); ``SBERT_DEMO_DATA`` (so the
   shipped ``data/`` is used) and ``SBERT_DEMO_MODEL_PATHS`` are empty; the other ``SBERT_DEMO_*`` settings are unset except
-  ``SBERT_DEMO_DEVICE=cpu``, ``SBERT_DEMO_PRECISION=fp32`` and ``SBERT_DEMO_BACKEND=auto`` (PyTorch
-  fp32), so numbers are the same on every machine (a test that wants "auto" or ONNX sets it with
+  ``SBERT_DEMO_DEVICE=cpu``, ``SBERT_DEMO_PRECISION=fp32``, ``SBERT_DEMO_BACKEND=auto`` (PyTorch
+  fp32) and ``SBERT_DEMO_RUNTIME_CHOICE=rules`` (with "auto", the CPU-flag rules), so numbers are the same on every machine (a test that wants "auto" or ONNX sets it with
   ``monkeypatch.setenv``; tests/test_onnx.py does).
 * ``HF_HUB_OFFLINE=1`` and an empty Hugging Face cache: nothing tries the network and nothing a
   developer downloaded earlier changes what is "available".
@@ -106,6 +106,10 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    # Apps the browser tests start keep the CPU-flag rules for the runtime, so what a test expects does
+    # not hang on timings; the measured choice (the default) is tested in tests/test_runtime_choice.py
+    # and runs in the app started as the README says (tests/test_out_of_the_box.py).
+    os.environ.setdefault("SBERT_DEMO_RUNTIME_CHOICE", "rules")
 
 
 _UNSET = ("SBERT_DEMO_ALLOW_TRAINING", "SBERT_DEMO_MAX_MODELS", "SBERT_DEMO_MAX_MODEL_MB",
@@ -127,6 +131,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Isolated:
     monkeypatch.setenv("SBERT_DEMO_DEVICE", "cpu")
     monkeypatch.setenv("SBERT_DEMO_PRECISION", "fp32")
     monkeypatch.setenv("SBERT_DEMO_BACKEND", "auto")
+    monkeypatch.setenv("SBERT_DEMO_RUNTIME_CHOICE", "rules")
     for name in _UNSET:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -16,7 +16,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "sbert_demo"
 
 
-def _module_names() -> list[str]:
+def module_names() -> list[str]:
+    """Every module of the package by its dotted name (``sbert_demo.models.kinds.base`` ...)."""
     names = []
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -31,7 +32,7 @@ def _examples(name: str) -> list[doctest.DocTest]:
     return [test for test in doctest.DocTestFinder(exclude_empty=True).find(module, name) if test.examples]
 
 
-WITH_EXAMPLES = [name for name in _module_names() if _examples(name)]
+WITH_EXAMPLES = [name for name in module_names() if _examples(name)]
 
 
 def test_the_package_has_examples_to_run() -> None:

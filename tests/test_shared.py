@@ -15,14 +15,14 @@ import threading
 import time
 import types
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
+
+from test_doctests import module_names
 
 from sbert_demo import shared
 from sbert_demo.shared import BoundedCache, KeyLocks
 
-PACKAGE = Path(__file__).resolve().parents[1] / "sbert_demo"
 
 
 def test_bounded_cache_is_an_lru_by_count() -> None:
@@ -124,13 +124,7 @@ STATE_TYPES = (dict, list, set, collections.OrderedDict, collections.deque, thre
 
 
 def _modules() -> list[types.ModuleType]:
-    names = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__main__":
-            continue
-        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-    return [importlib.import_module(name) for name in names]
+    return [importlib.import_module(name) for name in module_names()]
 
 
 def _is_state(name: str, value: object) -> bool:

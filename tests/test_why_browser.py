@@ -47,13 +47,14 @@ def why_page(browser, why_app: str):
     context.close()
 
 
-def test_presenter_view_runs_its_five_steps_from_a_cold_start(browser, why_app: str) -> None:
+def test_presenter_view_runs_its_seven_steps_from_a_cold_start(browser, why_app: str) -> None:
     """First in this module: the app's cache is empty (no embeddings, no fitted fixes)."""
     context, page = open_page(browser, why_app + "?view=talk", timeout_ms=300_000)
     page.wait_for_function("document.body.classList.contains('talk-mode')")
     page.wait_for_selector("#talk-next", state="visible")  # the link selected the Talk tab
-    expected = [("1 / 5", "#talk-left", None), ("2 / 5", "#talk-right", None), ("3 / 5", "#talk-left", "58.0"),
-                ("4 / 5", "#talk-right", None), ("5 / 5", "#talk-left", "after")]
+    expected = [("1 / 7", "#talk-left", None), ("2 / 7", "#talk-right", None), ("3 / 7", "#talk-left", "58.0"),
+                ("4 / 7", "#talk-left", "SICK-R"), ("5 / 7", "#talk-right", None),
+                ("6 / 7", "#talk-left", "cross-encoder"), ("7 / 7", "#talk-left", "after")]
     for number, (title, plot, text) in enumerate(expected, start=1):
         page.keyboard.press("ArrowRight")  # the presenter's clicker
         page.wait_for_function(f"document.querySelector('#talk-title').innerText.includes({title!r})")
@@ -66,7 +67,7 @@ def test_presenter_view_runs_its_five_steps_from_a_cold_start(browser, why_app: 
         assert page.inner_text("#talk-failure").strip() == ""
         shoot(page, f"talk-{number}.png")
     page.keyboard.press("ArrowLeft")
-    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('4 / 5')")
+    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('6 / 7')")
     context.close()
 
 

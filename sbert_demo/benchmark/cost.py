@@ -126,7 +126,7 @@ def _cross_encoder(key: str | None, bi_encoder, registry: Registry | None) -> tu
         if kind_of(model.entry).can(EMBEDS):
             raise ValueError(f"{model.entry.label} embeds sentences; choose a cross-encoder (train one in the Train "
                              "tab: objective cross-encoder) or none, to time an untrained one.")
-        loaded = model_cache.load(model, registry, backend="torch")
+        loaded = model_cache.load(model, registry)  # its measured runtime (PyTorch: fp32, or bf16 if faster)
         return loaded.model, {"key": model.entry.key, "label": model.entry.label, "trained": True,
                               "runtime": loaded.device.runtime}
     status = bi_encoder.status

@@ -1,6 +1,7 @@
 """Texts to embeddings: where a model runs, the loaded models, and the persistent embedding cache.
 
 * :mod:`.devices` — device, back-end and precision (CUDA / MPS / CPU; PyTorch / ONNX Runtime; bf16 / fp16 / fp32 / int8);
+* :mod:`.runtime_choice` — the CPU runtime measured fastest per model and machine (kept in the cache folder);
 * :mod:`.onnx_export` — ONNX artefacts (fp32 fused, int8) built once per model fingerprint, checked against PyTorch;
 * :mod:`.onnx_encoder` — :class:`~.onnx_encoder.OnnxEncoder`: embeddings from an artefact, batches on every core;
 * :mod:`.model_cache` — :func:`~.model_cache.load`: a registry model on its device, from a bounded LRU;

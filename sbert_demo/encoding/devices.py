@@ -11,9 +11,13 @@ Precision rules (inference and training):
   bf16 is emulated and slower than fp32, so fp32.
 * Apple MPS: fp32 (autocast on MPS is still incomplete for the ops these models use).
 
-Back-end rules (inference on the CPU; ``SBERT_DEMO_BACKEND`` auto | torch | onnx):
+Back-end rules (inference on the CPU; ``SBERT_DEMO_BACKEND`` auto | torch | onnx). With everything
+on "auto", a local transformer's CPU runtime is **measured** instead (:mod:`.runtime_choice`, the
+default): these rules are what ``SBERT_DEMO_RUNTIME_CHOICE=rules`` keeps, and the answer for a model
+not yet on disk (a Hub model before its download):
 
-* a CPU with native bf16 keeps PyTorch bf16 (faster than anything below, Spearman unchanged);
+* a CPU with native bf16 keeps PyTorch bf16 (Spearman unchanged; faster than ONNX Runtime on the
+  Xeon it was measured on, slower on others: hence the measurement);
 * any other CPU runs transformers with ONNX Runtime (:mod:`.onnx_export`, :mod:`.onnx_encoder`):
   fp32 for numbers that are reported (STS tab, ``eval``: the same Spearman as PyTorch fp32 to 0.01,
   1.34-1.57x faster, depending on the CPU), int8 weights where speed matters more than the last

@@ -132,8 +132,10 @@ def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
     truncated = {i for i, n in enumerate(lengths or []) if n > limit}
     order = np.argsort([-len(t) for t in clipped], kind="stable")
     out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
-    for start in range(0, len(order), CHUNK):
-        index = order[start : start + CHUNK]
+    kind_batch = kind_of(loaded.entry).batch_size  # e.g. a static model's large look-up batches
+    batch_size, chunk = (kind_batch, max(CHUNK, kind_batch)) if kind_batch else (batch_size, CHUNK)
+    for start in range(0, len(order), chunk):
+        index = order[start : start + chunk]
         with torch.inference_mode():  # weights are already in the chosen precision (model_cache.load)
             vectors = model.encode([clipped[i] for i in index], batch_size=batch_size, convert_to_tensor=True,
                                    show_progress_bar=False)
@@ -177,6 +179,7 @@ def encode(
     registry: Registry | None = None,
     batch_size: int = 32,
     precision: str | None = None,
+    backend: str | None = None,
     use_cache: bool = True,
     progress: Progress | None = None,
     fast: bool = False,
@@ -186,7 +189,8 @@ def encode(
 
     ``fast=True`` allows the int8 runtime where it is the automatic choice (Spearman within 0.3 of
     fp32); the default is lossless, for numbers that are reported. ``notify`` hears what is being
-    prepared when a model's ONNX artefact is built (once per model version).
+    prepared when a model's ONNX artefact is built or its runtime measured (once per model version).
+    ``precision`` and ``backend`` force a runtime (e.g. ``"int8"`` and ``"onnx"``), as the settings do.
 
     >>> encode("all-MiniLM-L6-v2", ["A man bites a dog.", "A dog bites a man."]).embeddings.shape
     (2, 384)
@@ -197,12 +201,12 @@ def encode(
     resolved = loading.resolve(model, registry)  # once: what follows reuses it
     entry, status, identity = resolved
     if entry.fix is not None:
-        options = dict(registry=registry, batch_size=batch_size, precision=precision, use_cache=use_cache,
-                       fast=fast, notify=notify)
+        options = dict(registry=registry, batch_size=batch_size, precision=precision, backend=backend,
+                       use_cache=use_cache, fast=fast, notify=notify)
         return _encode_fixed(resolved, texts, progress, options, started)
     unique = list(dict.fromkeys(texts))
     cache = embedding_cache() if use_cache else None
-    runtime = model_cache.runtime_for(entry, identity, precision, fast)
+    runtime = model_cache.runtime_for(entry, identity, precision, fast, backend, notify)
     hits = cache.get_many(cache_key(identity, runtime), unique) if cache and identity else {}
     missing = [i for i in range(len(unique)) if i not in hits]
     if progress:
@@ -212,7 +216,7 @@ def encode(
     truncated_unique = {i for i, (_, cut) in hits.items() if cut}
     vectors: np.ndarray | None = None
     if missing:
-        loaded = model_cache.load(resolved, registry, precision=precision, fast=fast, notify=notify)
+        loaded = model_cache.load(resolved, registry, precision=precision, fast=fast, notify=notify, backend=backend)
         identity, runtime = loaded.identity, loaded.device
         key = cache_key(identity, runtime)
         store = (lambda chunk, chunk_vectors, chunk_cut: cache.put_many(key, chunk, chunk_vectors, chunk_cut)) if cache else None
@@ -260,8 +264,8 @@ def fitted_fix(model: ModelEntry | ResolvedModel, progress: Progress | None = No
 
     if base is None:  # a Hub model not downloaded yet: nothing to share the fit with
         return build()
-    precision = options.get("precision") or "auto"  # an explicit precision computes other base vectors
-    return fixes.cached_fit(f"{base}|{precision}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
+    runtime = f"{options.get('backend') or 'auto'}-{options.get('precision') or 'auto'}"  # explicit ones: other vectors
+    return fixes.cached_fit(f"{base}|{runtime}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
 
 
 def _encode_fixed(resolved: ResolvedModel, texts: list[str], progress: Progress | None, options: dict,

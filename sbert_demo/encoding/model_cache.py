@@ -14,15 +14,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
+
+import numpy as np
 
 from ..config import settings
 from ..models import loading
 from ..models.entries import ModelEntry
-from ..models.kinds import kind_of
+from ..models.kinds import EMBEDS, kind_of
 from ..models.registry import Registry
 from ..shared import BoundedCache, process_wide
-from . import devices
+from . import devices, runtime_choice
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +62,18 @@ Notify = Callable[[str], None]
 
 
 def runtime_for(entry: ModelEntry, identity: str | None, precision: str | None = None,
-                fast: bool = False, backend: str | None = None) -> devices.DeviceChoice:
-    """Where and how ``entry`` runs now: the settings' choice, unless its ONNX artefact failed to build
-    (int8 then falls back to ONNX fp32, fp32 to PyTorch fp32). ``backend="torch"`` asks for the
-    ``SentenceTransformer`` itself (e.g. to read its token embeddings)."""
-    matmul_heavy = kind_of(entry).matmul_heavy
-    choice = devices.current(matmul_heavy=matmul_heavy, precision=precision, fast=fast, backend=backend)
+                fast: bool = False, backend: str | None = None, notify: Notify | None = None) -> devices.DeviceChoice:
+    """Where and how ``entry`` runs now: the settings' choice (on the CPU with everything on "auto", the
+    runtime measured fastest for this model on this machine, :mod:`.runtime_choice`), unless its ONNX
+    artefact failed to build (int8 then falls back to ONNX fp32, fp32 to PyTorch fp32).
+    ``backend="torch"`` asks for the ``SentenceTransformer`` itself (e.g. to read its token embeddings)."""
+    kind = kind_of(entry)
+    matmul_heavy = kind.matmul_heavy
+    choice = devices.current(matmul_heavy=matmul_heavy, precision=precision, fast=fast,
+                             backend=backend or (None if kind.onnx else "torch"))
+    if _measured(choice, matmul_heavy, identity, precision, backend):
+        chosen = _decision(entry, identity, notify).for_path(fast)
+        choice = devices.current(matmul_heavy=True, precision=chosen.precision, fast=fast, backend=chosen.backend)
     if choice.backend != "onnx":
         return choice
     if (identity, "fp32") in onnx_failures:
@@ -72,6 +81,68 @@ def runtime_for(entry: ModelEntry, identity: str | None, precision: str | None =
     if (identity, choice.precision) in onnx_failures:
         return devices.current(matmul_heavy=matmul_heavy, precision="fp32", backend="onnx")
     return choice
+
+
+def _measured(choice: devices.DeviceChoice, matmul_heavy: bool, identity: str | None, precision: str | None,
+              backend: str | None) -> bool:
+    """Whether the runtime is the measured one: a local transformer on the CPU, nothing asked explicitly."""
+    config = settings()
+    return (choice.device == "cpu" and matmul_heavy and identity is not None and precision is None
+            and backend is None and config.runtime_choice == "measure" and config.precision == "auto"
+            and config.backend == "auto")
+
+
+def _probe_embed(loaded: LoadedModel) -> runtime_choice.Embed:
+    """Texts -> normalised vectors with ``loaded`` as it is (no cache, no chunks): what the probe times.
+    A pair scorer scores each text with the next one instead (one score per pair)."""
+    kind = kind_of(loaded.entry)
+    if not kind.can(EMBEDS):
+        return lambda texts: np.asarray(kind.score_pairs(loaded.model, texts[:-1], texts[1:]), dtype=np.float32)
+    if loaded.device.backend == "onnx":
+        return lambda texts: loaded.model.embed(texts, batch_size=32)[0]
+
+    def embed(texts: list[str]):
+        import torch
+
+        with torch.inference_mode():
+            vectors = loaded.model.encode(texts, batch_size=32, convert_to_tensor=True, show_progress_bar=False)
+        return torch.nn.functional.normalize(vectors.float(), dim=-1).cpu().numpy()
+
+    return embed
+
+
+def _decision(entry: ModelEntry, identity: str, notify: Notify | None) -> runtime_choice.Decision:
+    hardware = devices.detect_hardware()
+
+    def timed(candidate: runtime_choice.Candidate) -> runtime_choice.Embed:
+        """``entry`` loaded on ``candidate`` (its artefact built first), as the probe times it."""
+        loaded = load(entry, precision=candidate.precision, backend=candidate.backend, notify=notify)
+        if (loaded.device.backend, loaded.device.precision) != (candidate.backend, candidate.precision):
+            raise ValueError(f"it fell back to {loaded.device.runtime} (see the log)")
+        return _probe_embed(loaded)
+
+    def runs() -> dict:
+        return {candidate: partial(timed, candidate)
+                for candidate in runtime_choice.candidates(hardware, onnx=kind_of(entry).onnx)}
+
+    def forget_losers(decision: runtime_choice.Decision) -> None:
+        """The candidates loaded only to be timed leave the loaded-model cache (the winners stay warm)."""
+        for measured in decision.measured:
+            if measured.candidate not in (decision.lossless, decision.fast):
+                model_cache().pop(f"{identity}:onnx:{measured.candidate.precision}"
+                                  if measured.candidate.backend == "onnx"
+                                  else f"{identity}:cpu:{measured.candidate.precision}")
+
+    return runtime_choice.decided(settings().cache_dir, hardware, identity, entry.label, runs, notify, forget_losers)
+
+
+def runtime_decision(model: ModelEntry | str | loading.ResolvedModel, registry: Registry | None = None,
+                     notify: Notify | None = None) -> runtime_choice.Decision:
+    """The runtimes measured for a local transformer on this machine (measured now if never before)."""
+    entry, _, identity = loading.resolve(model, registry)
+    if identity is None or not kind_of(entry).matmul_heavy:
+        raise ValueError(f"{entry.label} has no local transformer to time.")
+    return _decision(entry, identity, notify)
 
 
 def _remember_failure(entry: ModelEntry, identity: str, precision: str, exc: Exception) -> None:
@@ -96,7 +167,7 @@ def load(entry: ModelEntry | str | loading.ResolvedModel, registry: Registry | N
     entry, status, identity = loading.resolve(entry, registry)
     if entry.fix is not None:
         raise ValueError(f"{entry.key} is not a model of its own: load {entry.base} and apply its fix.")
-    choice = runtime_for(entry, identity, precision, fast, backend)
+    choice = runtime_for(entry, identity, precision, fast, backend, notify)
 
     def build(choice: devices.DeviceChoice = choice):
         try:

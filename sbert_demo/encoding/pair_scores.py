@@ -73,7 +73,7 @@ def _scored_by_kind(model: ResolvedModel, firsts: list[str], seconds: list[str],
     """A pair scorer's scores: each distinct pair scored once, and kept in the embedding cache (a
     one-number vector per pair), so a second benchmark run reads them back."""
     entry, _, identity = model
-    runtime = model_cache.runtime_for(entry, identity, precision, backend="torch")
+    runtime = model_cache.runtime_for(entry, identity, precision)  # measured, PyTorch only (kinds.cross_encoder)
     keys = [json.dumps([first, second], ensure_ascii=False) for first, second in zip(firsts, seconds)]
     unique = list(dict.fromkeys(keys))
     cache = embedding_cache() if use_cache and identity else None
@@ -83,7 +83,7 @@ def _scored_by_kind(model: ResolvedModel, firsts: list[str], seconds: list[str],
     missing = [text for text in unique if text not in scored]
     loaded_runtime = runtime.runtime
     if missing:
-        loaded = model_cache.load(model, registry, backend="torch", precision=precision)
+        loaded = model_cache.load(model, registry, precision=precision)
         loaded_runtime = loaded.device.runtime
         pairs = [json.loads(text) for text in missing]
         done = len(unique) - len(missing)

@@ -13,7 +13,7 @@ from ..models.info import looks_like_sentence_transformer, registry_rows
 from ..models.kinds import kind_of
 from ..models.registry import get_registry
 from . import snippets
-from .common import QUIET, action, user_errors
+from .common import action, user_errors
 from .model_select import Refresher
 
 HEADERS = ["key", "label", "family", "kind", "dimension", "available", "loads from / why not"]

@@ -44,7 +44,9 @@ class ModelKind:
     description: str = ""
     capabilities: frozenset[str] = frozenset({EMBEDS, SCORES_PAIRS, TRAINABLE})
     matmul_heavy: bool = True  # reduced precision and ONNX Runtime pay off (not for a table look-up)
+    onnx: bool = True  # exported to ONNX Runtime when that is the fastest (a sentence embedder's graph)
     token_limited: bool = True  # texts past the model's token limit are cut (and the cut is reported)
+    batch_size: int | None = None  # texts per forward pass when the kind needs another size than the caller's
     layout: str = "sentence-transformers"  # the folder layout it loads from (:func:`local.folder_problem`)
     train_fields: frozenset[str] = frozenset({"max_seq_length"})  # training settings beyond the common ones
 
@@ -114,6 +116,16 @@ class ModelKind:
         """The model, on ``device``, from where ``status`` says it is (never with remote code);
         ``notify`` hears what is prepared first."""
         raise NotImplementedError(f"{self.name} models cannot be loaded")
+
+    @staticmethod
+    def from_folder_or_hub(model_class: type, entry: ModelEntry, status: Availability, device: str) -> Any:
+        """``model_class`` (a sentence-transformers class) from the local folder ``status`` names, else
+        from its Hub id; never with remote code."""
+        if not status.available:
+            raise ValueError(status.reason or f"{entry.label} is not available.")
+        source = str(status.location) if status.location is not None else status.hub_id
+        return model_class(source, device=device, local_files_only=status.location is not None,
+                           trust_remote_code=False)
 
     def score_pairs(self, model: Any, firsts: list[str], seconds: list[str],
                     progress: Callable[[int, int], None] | None = None) -> Any:

@@ -31,6 +31,7 @@ class CrossEncoderKind(ModelKind):
     name = "cross-encoder"
     description = "cross-encoder (it scores a pair by reading both sentences together)"
     capabilities = frozenset({SCORES_PAIRS})
+    onnx = False  # PyTorch only (fp32, or bf16 where measured faster): the ONNX export is for sentence embedders
     train_fields = frozenset({"max_seq_length"})
 
     def builtin_entries(self) -> tuple[ModelEntry, ...]:
@@ -47,11 +48,7 @@ class CrossEncoderKind(ModelKind):
     def load(self, entry: ModelEntry, status: Availability, device: str, notify: Any = None, registry: Any = None) -> Any:
         from sentence_transformers import CrossEncoder
 
-        if not status.available:
-            raise ValueError(status.reason or f"{entry.label} is not available.")
-        source = str(status.location) if status.location is not None else status.hub_id
-        return CrossEncoder(source, device=device, local_files_only=status.location is not None,
-                            trust_remote_code=False)
+        return self.from_folder_or_hub(CrossEncoder, entry, status, device)
 
     @staticmethod
     def untrained(transformer_folder: Path, device: str = "cpu", max_length: int | None = None) -> Any:

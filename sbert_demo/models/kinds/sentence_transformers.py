@@ -38,11 +38,7 @@ class SentenceTransformersKind(ModelKind):
     def load(self, entry: ModelEntry, status: Availability, device: str, notify: Any = None, registry: Any = None) -> Any:
         from sentence_transformers import SentenceTransformer
 
-        if not status.available:
-            raise ValueError(status.reason or f"{entry.label} is not available.")
-        source = str(status.location) if status.location is not None else status.hub_id
-        return SentenceTransformer(source, device=device, local_files_only=status.location is not None,
-                                   trust_remote_code=False)
+        return self.from_folder_or_hub(SentenceTransformer, entry, status, device)
 
     def user_entry(self, source: str, name: str, pooling: str, hub_ids: tuple[str, ...] = ()) -> ModelEntry:
         """A sentence-transformers model a user adds: it keeps its own pooling."""

@@ -31,6 +31,9 @@ class StaticKind(ModelKind):
     capabilities = frozenset({EMBEDS, SCORES_PAIRS})
     matmul_heavy = False  # a look-up and an average: nothing for reduced precision or ONNX Runtime to speed up
     token_limited = False
+    # A batch is a tokenizer call and one EmbeddingBag: measured on STSb dev (2,910 sentences, 2 cores),
+    # 11,400 sentences/s in batches of 32, 28,600 in batches of 1,024 (model2vec's StaticModel: 30,600).
+    batch_size = 1024
     train_fields = frozenset()
 
     def builtin_entries(self) -> tuple[ModelEntry, ...]:

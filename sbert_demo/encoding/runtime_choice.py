@@ -1,0 +1,299 @@
+"""Which CPU runtime a transformer runs on, chosen by measuring it on this machine.
+
+Rules from CPU flags (:func:`.devices.choose`) gave a different wrong answer on each new CPU: with
+native bf16 they kept PyTorch bf16, where ONNX Runtime int8 was twice as fast on one CPU (AMD EPYC
+Zen 4) and slower on another. So with ``SBERT_DEMO_BACKEND`` and ``SBERT_DEMO_PRECISION`` on
+``auto`` (and ``SBERT_DEMO_RUNTIME_CHOICE=measure``, the default), the first use of a transformer on
+the CPU times every candidate runtime on this machine:
+
+* **lossless** (every number that is reported): PyTorch fp32, PyTorch bf16 where the CPU has native
+  bf16, ONNX Runtime fp32;
+* **fast** (Explore): the same, and ONNX Runtime int8.
+
+Each candidate embeds a probe of 192 sentences, half typed ones (the app's example sets) and half
+benchmark ones (STSb dev): 64 to warm up, then the other 128 twice, timed; its score is the time of those two calls (the first one pays
+for input shapes it has not seen, which PyTorch bf16 pays dearly for; the second does not). A
+candidate must keep the numbers: every pairwise cosine of the timed sentences (a cross-encoder: its
+score of each sentence with the next) within :data:`MAX_DRIFT` of PyTorch fp32's (ONNX artefacts pass their own, stricter checks when built,
+:mod:`.onnx_export`). The fastest candidate that keeps them wins each path. Candidates that cannot
+run (no onnxruntime, an artefact that fails its check) are left out, with the reason kept.
+
+The decision is kept in ``<cache>/runtime/<machine>/<model identity>.json`` and in memory: the
+machine is the CPU model, the flags that matter, the thread count and the torch and onnxruntime
+versions, so another CPU or another model version is measured again. ``bench/encode.py`` prints every
+candidate's rates. ``SBERT_DEMO_RUNTIME_CHOICE=rules`` keeps the flag rules; an explicit back-end or
+precision is always obeyed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..shared import BoundedCache, memoize
+from .devices import Hardware
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "3"  # bump when the measurement changes: older decisions are measured again
+MAX_DRIFT = {"lossless": 0.02, "fast": 0.06}  # largest change of any pairwise cosine against PyTorch fp32
+RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_int8", "avx512_vnni", "avx_vnni")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    backend: str  # "torch" or "onnx"
+    precision: str  # "fp32", "bf16" or "int8"
+
+    @property
+    def name(self) -> str:
+        """``"onnx-int8"``, ``"torch-bf16"`` ..."""
+        return f"{self.backend}-{self.precision}"
+
+    @property
+    def label(self) -> str:
+        return f"{'ONNX Runtime' if self.backend == 'onnx' else 'PyTorch'} {self.precision}"
+
+    @property
+    def lossless(self) -> bool:
+        return self.precision != "int8"
+
+
+REFERENCE = Candidate("torch", "fp32")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One candidate on the probe: sentences/s on its first call with unseen sentences and on the same
+    call again, the largest pairwise-cosine change against PyTorch fp32, or why it could not run."""
+
+    candidate: Candidate
+    cold: float = 0.0
+    warm: float = 0.0
+    drift: float = 0.0
+    refused: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        """The score: the time of the two timed calls for one sentence each (lower is faster)."""
+        return 1 / self.cold + 1 / self.warm if self.cold and self.warm else float("inf")
+
+
+@dataclass(frozen=True)
+class Decision:
+    lossless: Candidate
+    fast: Candidate
+    measured: tuple[Measured, ...] = ()
+    machine: str = ""
+    sentences: int = 0
+    seconds: float = 0.0  # the measurement's wall time, loading included
+    notes: tuple[str, ...] = field(default=())
+
+    def for_path(self, fast: bool) -> Candidate:
+        return self.fast if fast else self.lossless
+
+    def summary(self) -> str:
+        """One line per candidate, for logs and ``bench/encode.py``."""
+        lines = []
+        for m in self.measured:
+            chosen = [path for path, c in (("lossless", self.lossless), ("fast", self.fast)) if c == m.candidate]
+            if m.refused:
+                lines.append(f"{m.candidate.label:<18} not used: {m.refused}")
+            else:
+                lines.append(f"{m.candidate.label:<18} {m.cold:8.1f} sent/s unseen, {m.warm:8.1f} again, "
+                             f"similarities within {m.drift:.3f} of fp32"
+                             + (f"  <- {' and '.join(chosen)}" if chosen else ""))
+        return "\n".join(lines)
+
+    def as_json(self) -> dict:
+        return {"format": FORMAT, "lossless": asdict(self.lossless), "fast": asdict(self.fast),
+                "measured": [{**asdict(m), "candidate": asdict(m.candidate)} for m in self.measured],
+                "machine": self.machine, "sentences": self.sentences, "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Decision | None:
+        """The decision stored by :meth:`as_json`, or None for another format or a damaged file."""
+        try:
+            if data.get("format") != FORMAT:
+                return None
+            measured = tuple(Measured(**{**m, "candidate": Candidate(**m["candidate"])}) for m in data["measured"])
+            return cls(Candidate(**data["lossless"]), Candidate(**data["fast"]), measured, data["machine"],
+                       int(data["sentences"]), float(data["seconds"]))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+
+def candidates(hardware: Hardware, onnx: bool = True) -> tuple[Candidate, ...]:
+    """What may run a transformer on this CPU, the reference (PyTorch fp32) first (``onnx=False``: a
+    model that runs in PyTorch only, e.g. a cross-encoder)."""
+    found = [REFERENCE]
+    if hardware.cpu_bf16:  # emulated bf16 is slower than fp32 everywhere: not worth timing
+        found.append(Candidate("torch", "bf16"))
+    if hardware.onnx and onnx:
+        found += [Candidate("onnx", "fp32"), Candidate("onnx", "int8")]
+    return tuple(found)
+
+
+def pick(measured: tuple[Measured, ...], fast: bool) -> Candidate:
+    """The fastest candidate that keeps the numbers for the path (the reference when none is faster).
+
+    >>> a = Measured(Candidate("torch", "fp32"), cold=100, warm=120)
+    >>> b = Measured(Candidate("onnx", "int8"), cold=300, warm=320, drift=0.01)
+    >>> pick((a, b), fast=True).name, pick((a, b), fast=False).name
+    ('onnx-int8', 'torch-fp32')
+    """
+    path = "fast" if fast else "lossless"
+    allowed = [m for m in measured if m.refused is None and m.drift <= MAX_DRIFT[path]
+               and (fast or m.candidate.lossless)]
+    return min(allowed, key=lambda m: m.seconds).candidate if allowed else REFERENCE
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        for line in open("/proc/cpuinfo", encoding="ascii", errors="ignore"):
+            if line.startswith(("flags", "Features")):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+@memoize(maxsize=8)
+def machine_identity(hardware: Hardware) -> str:
+    """What the measurement depends on besides the model, e.g. "Intel(R) Xeon(R) … | avx2 avx512_bf16 … |
+    2 threads | torch 2.13.0 | onnxruntime 1.23.2"."""
+    import torch
+
+    try:
+        import onnxruntime
+
+        ort = onnxruntime.__version__
+    except ImportError:
+        ort = "none"
+    flags = " ".join(f for f in RELEVANT_FLAGS if f in _cpu_flags())
+    return (f"{hardware.cpu_name} | {flags or 'no listed flags'} | {hardware.cpu_threads} threads | "
+            f"torch {torch.__version__} | onnxruntime {ort}")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def decision_file(cache_dir: Path, machine: str, identity: str) -> Path:
+    return cache_dir / "runtime" / _digest(machine) / f"{_digest(identity)}.json"
+
+
+WARM_UP, TIMED = 64, 128  # probe sentences: 2 batches to warm up, then 4 timed (an even share for each core)
+
+
+def probe_sentences() -> tuple[list[str], list[str]]:
+    """(warm-up, timed), each half short sentences people type (the example sets) and half benchmark
+    sentences (STSb dev as shipped, every 20th distinct one). On short sentences alone PyTorch won for
+    mpnet, on the benchmark ONNX Runtime did: the mix decides. Four timed batches, because ONNX
+    Runtime spreads batches over the cores: with three, one core idles for a third of the time."""
+    from ..config import SHIPPED_DATA
+    from ..data.benchmarks import sts_split
+    from ..data.examples import EXAMPLE_SETS
+    from ..data.sentences import parse_sentences
+
+    half = (WARM_UP + TIMED) // 2
+    typed = list(dict.fromkeys(t for example in EXAMPLE_SETS.values()
+                               for t in parse_sentences(example.text).sentences))
+    benchmark = []
+    if (SHIPPED_DATA / "stsbenchmark" / "sts-dev.csv").is_file():  # never the Hub: no waiting on the network
+        dev = sts_split("dev", SHIPPED_DATA)
+        benchmark = list(dict.fromkeys([*dev.sentences1, *dev.sentences2]))[::20][:half]
+    typed = (typed * (half // len(typed) + 1))[:half] if benchmark else (typed * 2)[:WARM_UP + TIMED]
+    texts = [t for pair in zip(typed, benchmark) for t in pair] if benchmark else typed
+    return texts[:WARM_UP], texts[WARM_UP:]
+
+
+Embed = Callable[[list[str]], np.ndarray]  # texts -> L2-normalised vectors (a pair scorer: a score per pair)
+
+
+def measure(runs: dict[Candidate, Callable[[], Embed]], notify: Callable[[str], None] | None = None,
+            machine: str = "") -> Decision:
+    """Time each candidate (``runs[c]()`` loads it and returns its embedding function) on the probe."""
+    started = time.perf_counter()
+    warm_up, timed = probe_sentences()
+    reference: np.ndarray | None = None
+    measured = []
+    for candidate, load in runs.items():
+        if notify:
+            notify(f"Timing {candidate.label} on {len(timed)} sentences (once per machine and model version)")
+        try:
+            embed = load()
+            embed(warm_up)
+            first_started = time.perf_counter()
+            vectors = embed(timed)
+            cold = len(timed) / (time.perf_counter() - first_started)
+            again_started = time.perf_counter()
+            embed(timed)
+            warm = len(timed) / (time.perf_counter() - again_started)
+        except Exception as exc:  # no artefact, a failed check, a missing runtime: not a candidate here
+            measured.append(Measured(candidate, refused=str(exc) or type(exc).__name__))
+            continue
+        similarities = vectors @ vectors.T if vectors.ndim == 2 else vectors  # a pair scorer's scores as they are
+        if reference is None:
+            reference = similarities  # the first candidate that runs is PyTorch fp32, the reference
+        drift = float(np.max(np.abs(similarities - reference)))
+        measured.append(Measured(candidate, cold=cold, warm=warm, drift=drift))
+    measured = tuple(measured)
+    return Decision(pick(measured, fast=False), pick(measured, fast=True), measured, machine, len(timed),
+                    time.perf_counter() - started)
+
+
+def _read(path: Path) -> Decision | None:
+    try:
+        return Decision.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
+def _write(path: Path, decision: Decision) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(decision.as_json(), out, indent=1)
+    os.replace(temporary, path)  # one rename: a reader sees the old file or the new one
+
+
+decisions: BoundedCache[tuple[str, str, str], Decision] = BoundedCache("runtime decisions", 64)
+
+
+def decided(cache_dir: Path, hardware: Hardware, identity: str, label: str,
+            runs: Callable[[], dict[Candidate, Callable[[], Embed]]],
+            notify: Callable[[str], None] | None = None,
+            measured: Callable[[Decision], None] | None = None) -> Decision:
+    """The decision for the model ``identity`` on this machine: from memory, from the cache folder, or
+    measured now (once, however many ask at the same moment) and stored; ``measured`` hears a new one."""
+    machine = machine_identity(hardware)
+    path = decision_file(cache_dir, machine, identity)
+
+    def build() -> Decision:
+        stored = _read(path)
+        if stored is not None and stored.machine == machine:
+            return stored
+        if notify:
+            notify(f"Choosing the fastest runtime for {label} on this CPU (once per machine and model version)")
+        decision = measure(runs(), notify, machine)
+        try:
+            _write(path, decision)
+        except OSError as exc:  # a read-only cache folder: measured again after a restart
+            logger.warning("The runtime decision for %s could not be stored: %s", label, exc)
+        logger.info("Runtime for %s on %s: lossless %s, fast %s (measured in %.1f s)\n%s", label, machine,
+                    decision.lossless.label, decision.fast.label, decision.seconds, decision.summary())
+        if measured:
+            measured(decision)
+        return decision
+
+    return decisions.get_or_build((str(cache_dir), machine, identity), build)

@@ -1,0 +1,135 @@
+"""The CPU runtime chosen by measuring (sbert_demo/encoding/runtime_choice.py), with a tiny model.
+
+Every candidate really runs (PyTorch fp32, bf16 where the CPU has it, ONNX Runtime fp32 and int8);
+the decision is stored per machine and model version, read back instead of measured again, and
+measured again for another CPU or a retrained model. Which candidate is fastest on the tiny model is
+the machine's business: the tests check that the chosen one is the fastest that keeps the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sbert_demo.config import reload_settings
+from sbert_demo.encoding import model_cache, runtime_choice
+from sbert_demo.encoding.encoder import encode
+from sbert_demo.encoding.runtime_choice import Candidate, Measured, pick
+from sbert_demo.models.loading import resolve
+from test_cross_encoder import trained_cross_encoder  # noqa: F401 (fixture)
+
+TEXTS = ["a man is playing a guitar", "a dog runs in the park", "the market fell today"]
+
+
+@pytest.fixture
+def measuring(monkeypatch):
+    """The deployment's defaults: everything on auto, the runtime measured."""
+    monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
+    monkeypatch.setenv("SBERT_DEMO_RUNTIME_CHOICE", "measure")
+    reload_settings()
+    calls = []
+    measure = runtime_choice.measure
+    monkeypatch.setattr(runtime_choice, "measure", lambda *a, **k: calls.append(1) or measure(*a, **k))
+    return calls
+
+
+def stored(isolated) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((isolated.cache_dir / "runtime").rglob("*.json"))]
+
+
+def test_the_fastest_candidate_that_keeps_the_numbers_is_used(tiny_sbert_in_models, measuring, isolated) -> None:
+    fast = encode(tiny_sbert_in_models, TEXTS, use_cache=False, fast=True)
+    lossless = encode(tiny_sbert_in_models, TEXTS, use_cache=False)
+    assert measuring == [1]  # measured once, for both paths
+    (decision,) = stored(isolated)
+    names = [m["candidate"]["backend"] + "-" + m["candidate"]["precision"] for m in decision["measured"]]
+    assert names[0] == "torch-fp32" and {"onnx-fp32", "onnx-int8"} <= set(names)
+    measured = tuple(runtime_choice.Decision.from_json(decision).measured)
+    assert all(m.refused or (m.cold > 0 and m.warm > 0) for m in measured)
+    assert measured[0].drift == 0.0 and not measured[0].refused
+    for path, result in (("fast", fast), ("lossless", lossless)):
+        chosen = Candidate(**decision[path])
+        assert chosen == pick(measured, fast=path == "fast")
+        assert result.runtime.startswith(chosen.label), (path, result.runtime)
+        usable = [m for m in measured if not m.refused and m.drift <= runtime_choice.MAX_DRIFT[path]
+                  and (path == "fast" or m.candidate.lossless)]
+        assert min(usable, key=lambda m: m.seconds).candidate == chosen
+    assert Candidate(**decision["lossless"]).precision != "int8"
+    plain = encode(tiny_sbert_in_models, TEXTS, use_cache=False, precision="fp32").embeddings
+    assert np.allclose(lossless.embeddings, plain, atol=0.02)
+
+
+def test_the_decision_is_kept_and_made_again_for_another_cpu_or_model(tiny_sbert_in_models, measuring,
+                                                                      isolated, monkeypatch) -> None:
+    encode(tiny_sbert_in_models, TEXTS, use_cache=False, fast=True)
+    assert measuring == [1]
+    runtime_choice.decisions.clear()
+    model_cache.model_cache().clear()
+    encode(tiny_sbert_in_models, TEXTS, use_cache=False, fast=True)
+    assert measuring == [1]  # read back from the cache folder after a "restart"
+    machine = runtime_choice.machine_identity
+    monkeypatch.setattr(runtime_choice, "machine_identity", lambda hardware: machine(hardware) + " | another CPU")
+    encode(tiny_sbert_in_models, TEXTS, use_cache=False, fast=True)
+    assert measuring == [1, 1] and len(stored(isolated)) == 2
+    before = resolve(tiny_sbert_in_models).identity
+    folder = isolated.models_dir / tiny_sbert_in_models
+    config = folder / "config_sentence_transformers.json"
+    config.write_text(config.read_text() + " ")  # a new version of the model
+    assert resolve(tiny_sbert_in_models).identity != before
+    encode(tiny_sbert_in_models, TEXTS, use_cache=False, fast=True)
+    assert measuring == [1, 1, 1] and len(stored(isolated)) == 3
+
+
+def test_a_damaged_decision_file_is_measured_again(tiny_sbert_in_models, measuring, isolated) -> None:
+    encode(tiny_sbert_in_models, TEXTS[:1], use_cache=False)
+    (path,) = (isolated.cache_dir / "runtime").rglob("*.json")
+    path.write_text("{not json")
+    runtime_choice.decisions.clear()
+    encode(tiny_sbert_in_models, TEXTS[:1], use_cache=False)
+    assert measuring == [1, 1] and json.loads(path.read_text())["format"] == runtime_choice.FORMAT
+
+
+def test_explicit_settings_and_the_rules_are_obeyed(tiny_sbert_in_models, measuring, monkeypatch) -> None:
+    assert encode(tiny_sbert_in_models, TEXTS, use_cache=False, precision="fp32").runtime.startswith("PyTorch fp32")
+    monkeypatch.setenv("SBERT_DEMO_BACKEND", "onnx")
+    reload_settings()
+    assert encode(tiny_sbert_in_models, TEXTS, use_cache=False, fast=True).runtime.startswith("ONNX Runtime")
+    monkeypatch.setenv("SBERT_DEMO_BACKEND", "auto")
+    monkeypatch.setenv("SBERT_DEMO_RUNTIME_CHOICE", "rules")
+    reload_settings()
+    encode(tiny_sbert_in_models, TEXTS, use_cache=False)
+    assert measuring == []  # nothing measured when a choice is explicit or the rules are asked for
+
+
+def test_word_vectors_are_not_measured(measuring) -> None:
+    assert encode("glove-6b-50d", TEXTS, use_cache=False).runtime.startswith("PyTorch fp32")
+    assert measuring == []
+
+
+def test_pick_leaves_out_what_changes_the_numbers_or_could_not_run() -> None:
+    fp32 = Measured(Candidate("torch", "fp32"), cold=100, warm=100)
+    bf16 = Measured(Candidate("torch", "bf16"), cold=150, warm=400, drift=0.03)  # beyond the lossless bound
+    onnx = Measured(Candidate("onnx", "fp32"), cold=140, warm=150, drift=0.0005)
+    int8 = Measured(Candidate("onnx", "int8"), refused="its int8 similarities differ from PyTorch's")
+    assert pick((fp32, bf16, onnx, int8), fast=False) == onnx.candidate
+    assert pick((fp32, bf16, onnx, int8), fast=True) == bf16.candidate  # within the fast bound (0.06)
+    assert pick((Measured(Candidate("onnx", "int8"), refused="no onnxruntime"),), fast=True) == runtime_choice.REFERENCE
+    slow_first = Measured(Candidate("torch", "bf16"), cold=20, warm=1000)  # fast again, very slow on new shapes
+    assert pick((fp32, slow_first), fast=False) == fp32.candidate
+
+
+def test_a_cross_encoder_is_measured_among_pytorch_runtimes(trained_cross_encoder, measuring, isolated) -> None:
+    from test_cross_encoder import NAME
+
+    from sbert_demo.encoding.pair_scores import score_pairs
+
+    scored = score_pairs(NAME, TEXTS[:2], TEXTS[1:])
+    (decision,) = stored(isolated)
+    names = {m["candidate"]["backend"] for m in decision["measured"]}
+    assert names == {"torch"}  # no ONNX export for a cross-encoder
+    chosen = Candidate(**decision["lossless"])
+    assert scored.runtime.startswith(chosen.label) and measuring == [1]
+    plain = score_pairs(NAME, TEXTS[:2], TEXTS[1:], precision="fp32", use_cache=False)
+    assert np.allclose(scored.scores, plain.scores, atol=0.02)
