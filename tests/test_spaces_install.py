@@ -74,6 +74,7 @@ def test_explore_and_sts_work_and_unavailable_models_say_why(spaces_app):
     from gradio_client import Client
 
     from sbert_demo.data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
+    from sbert_demo.formatting import MISSING
 
     url, _ = spaces_app
     client = Client(url, verbose=False)
@@ -87,5 +88,5 @@ def test_explore_and_sts_work_and_unavailable_models_say_why(spaces_app):
     rows = {row[0]: row for row in table["data"]}
     assert abs(float(rows["SBERT all-MiniLM-L6-v2"][2]) - 86.72) <= 0.05
     mpnet, bert = rows["SBERT all-mpnet-base-v2"], rows["BERT base (mean)"]
-    assert mpnet[2] == "" and "not installed locally" in mpnet[-1] and "Hugging Face Hub" in mpnet[-1]
-    assert bert[2] == "" and "needs the Hugging Face Hub, which is not reachable" in bert[-1]
+    assert mpnet[2] == MISSING and "not installed locally" in mpnet[-1] and "Hugging Face Hub" in mpnet[-1]
+    assert bert[2] == MISSING and "needs the Hugging Face Hub, which is not reachable" in bert[-1]
