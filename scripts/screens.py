@@ -30,7 +30,7 @@ VIEWS = {
     "explore": ("?tab=explore&set=paraphrase-questions&models=glove-6b-50d,all-MiniLM-L6-v2", "#explore-run",
                 "document.querySelectorAll('.map .js-plotly-plot').length >= 2"),
     "sts": ("?tab=sts&models=glove-6b-50d,all-MiniLM-L6-v2", "#sts-run",
-            "document.querySelectorAll('#sts-bars .js-plotly-plot').length === 1"),
+            "document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 2"),
     "table1": ("?tab=table1&models=glove-6b-50d,glove-6b-50d%2Bwhiten,all-MiniLM-L6-v2", "#table1-run",
                "document.querySelectorAll('#table1-heatmap .js-plotly-plot').length === 1"),
     "cost": ("?tab=cost", "#cost-run", "document.querySelectorAll('#cost-plot .js-plotly-plot').length === 1"),
@@ -77,7 +77,7 @@ def shoot_view(browser, url: str, name: str, size: tuple[int, int], out: Path, p
         page.wait_for_function(done)
         page.wait_for_timeout(1500)  # Plotly's last draw
     path = out / f"{name}-{size[0]}x{size[1]}.jpg"
-    page.screenshot(path=str(path), type="jpeg", quality=80)
+    page.screenshot(path=str(path), type="jpeg", quality=70)
     context.close()
     return path
 
@@ -99,7 +99,7 @@ def shoot_talk(browser, url: str, size: tuple[int, int], out: Path) -> list[Path
             page.wait_for_function("document.querySelector('#talk-caption').innerText.includes('after')")
         page.wait_for_timeout(1500)
         paths.append(out / f"talk-{step}-{size[0]}x{size[1]}.jpg")
-        page.screenshot(path=str(paths[-1]), type="jpeg", quality=80)
+        page.screenshot(path=str(paths[-1]), type="jpeg", quality=70)
     context.close()
     return paths
 
@@ -123,11 +123,12 @@ def main() -> int:
             for size_name in args.sizes.split(","):
                 size = SIZES[size_name]
                 for name in wanted:
-                    if name == "talk":
+                    if name == "talk":  # the presenter view is for projectors
                         if size_name == "projector":
                             print(*shoot_talk(browser, url, size, out), sep="\n")
                         continue
-                    print(shoot_view(browser, url, name, size, out, phone=size_name == "phone"))
+                    if size_name != "projector":  # the tabs: a laptop and a phone
+                        print(shoot_view(browser, url, name, size, out, phone=size_name == "phone"))
             browser.close()
     finally:
         if server is not None:

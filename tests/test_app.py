@@ -133,6 +133,9 @@ def test_no_stylesheet_script_or_colour_code_lives_in_python() -> None:
         strings = [n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         assert not any(re.search(r"[.#][\w-]+\s*\{[^}]*:", s) for s in strings), f"CSS in {path.name}"
         assert not any("document.querySelector" in s or "=> {" in s for s in strings), f"JS in {path.name}"
+        # What Python may hand Gradio's js= is one call of a function page.js defines.
+        calls = [s for s in strings if "=>" in s]
+        assert all(re.fullmatch(r"\(\) => window\.sbertDemo\w+\(((['\"][\w-]+['\"])?\))?", s) for s in calls), calls
         if path.name != "plot_style.py":
             assert not re.search(r"#[0-9A-Fa-f]{6}\b", text), f"a colour code in {path.name}"
 
@@ -240,6 +243,16 @@ def test_query_choices_follow_the_text_without_raising() -> None:
     update = explore_tab.query_choices("a | one\na | two\nthree", 5)
     assert update["choices"] == [("1. one", 0), ("2. two", 1), ("3. three", 2)] and update["value"] == 0
     assert explore_tab.query_choices("just one", 0)["choices"] == []
+
+
+def test_the_example_picker_follows_edits_of_the_sentences() -> None:
+    original = EXAMPLE_SETS["paraphrase-questions"].text
+    assert explore_tab.mark_edited(original + "\nA new line.", "paraphrase-questions") == explore_tab.YOURS
+    assert explore_tab.mark_edited(original + "  ", "paraphrase-questions") == gr.skip()  # no real change
+    assert explore_tab.mark_edited(original, explore_tab.YOURS) == "paraphrase-questions"  # the edit undone
+    assert explore_tab.mark_edited("Mine.\nAlso mine.", explore_tab.YOURS) == gr.skip()
+    text, description = explore_tab.load_example(explore_tab.YOURS)
+    assert text == gr.skip() and "Your own sentences" in description
 
 
 def test_examples_and_uploads_fill_the_text_box(tmp_path: Path) -> None:

@@ -103,10 +103,10 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from start_app(root, write_tiny_sts(root / "data"), "server-fast.log")
 
 
-def open_page(browser, url: str, timeout_ms: int = 60_000):
+def open_page(browser, url: str, timeout_ms: int = 60_000, viewport: dict | None = None):
     """A fresh browser context on ``url``, once the app is on the page (Explore's button exists; a link
     to another tab may have hidden it already): (context, page)."""
-    context = browser.new_context(viewport=VIEWPORT)
+    context = browser.new_context(viewport=viewport or VIEWPORT)
     page = context.new_page()
     page.set_default_timeout(timeout_ms)
     page.goto(url)

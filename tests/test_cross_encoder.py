@@ -114,3 +114,20 @@ def test_the_cost_view_shows_the_measurements(tiny_sbert_in_models: str) -> None
     assert data["n"] == 300 and data["cross_encoder"]["pairs_timed"] == 256
     choices = cost_tab.cross_encoder_choices()
     assert choices[0][1] == "" and all(not kind_of(get_registry().get(key)).can(EMBEDS) for _, key in choices[1:])
+
+
+def test_the_cost_plot_keeps_its_time_marks_on_the_log_axis() -> None:
+    """The 1 s / 1 min / 1 h / 1 day marks sit at their seconds on the log axis (an annotation there
+    takes the log: "1 min" at y=60 would stretch the axis to 10^60), and the n axis is labelled per decade."""
+    import math
+
+    from sbert_demo.benchmark.plots import cost_plot
+
+    curve = {"n": [100, 1_000, 10_000, 100_000], "cross_encoder": [1.0, 100.0, 1e4, 1e6],
+             "bi_encoder": [0.1, 1.0, 10.0, 100.0], "retrieve_rerank": [0.01, 0.02, 0.05, 0.1]}
+    figure = cost_plot(curve, 2_000, {"cross_encoder": 40.0, "bi_encoder": 0.5},
+                       {"n": 10_000, "cross_encoder_s": 65 * 3600, "bi_encoder_s": 5}, "a CPU")
+    marks = {a.text: a.y for a in figure.layout.annotations if a.text in ("1 s", "1 min", "1 h", "1 day")}
+    assert marks == {"1 s": 0.0, "1 min": math.log10(60), "1 h": math.log10(3600), "1 day": math.log10(86400)}
+    assert list(figure.layout.xaxis.tickvals) == [100, 1_000, 10_000, 100_000]
+    assert list(figure.layout.xaxis.ticktext) == ["100", "1,000", "10,000", "100,000"]

@@ -123,6 +123,18 @@ def test_ranking_bars_best_on_top_and_escaped():
     assert_no_raw_user_html(fig)
 
 
+def test_ranking_bars_show_the_top_fifteen_and_pan_to_the_rest():
+    n = 480
+    fig = ranking_bars("q", sentences(n), np.linspace(-0.2, 1, n), "r")
+    assert len(fig.data[0].x) == n  # every sentence is there to pan to
+    assert list(fig.layout.yaxis.range) == [14.5, -0.5] and fig.layout.dragmode == "pan"
+    assert "top 15 of 480" in fig.layout.title.subtitle.text
+    assert fig.layout.height == 120 + 26 * 15
+    assert fig.layout.xaxis.range[0] == pytest.approx(-0.35)  # room for the negative bars' labels
+    few = ranking_bars("q", sentences(5), np.linspace(0, 1, 5), "r")
+    assert few.layout.yaxis.autorange == "reversed" and few.layout.yaxis.range is None
+
+
 def test_ranking_bars_handles_empty_and_rejects_mismatch():
     assert len(ranking_bars("q", [], [], "t").data[0].x) == 0
     with pytest.raises(ValueError, match="2 scores for 1 items"):

@@ -47,9 +47,38 @@ def why_page(browser, why_app: str):
     context.close()
 
 
+PROJECTORS = [(1280, 720), (1366, 768), (1920, 1080)]
+# What a step looks like on the screen: the page's height (no scrolling if it is the screen's), whether
+# anything of the normal page shows, the caption's and the title's font size, the figures' heights.
+FIT = """() => ({
+  height: document.documentElement.scrollHeight,
+  normalPage: [".header-row", "#main-tabs > .tab-wrapper", "#page-footer", "#talk-steps"]
+    .some((s) => { const e = document.querySelector(s); return e && e.offsetParent !== null; }),
+  caption: parseFloat(getComputedStyle(document.querySelector("#talk-caption p")).fontSize),
+  title: parseFloat(getComputedStyle(document.querySelector("#talk-title h2")).fontSize),
+  figures: [...document.querySelectorAll("#talk-left .js-plotly-plot, #talk-right .js-plotly-plot")]
+    .filter((gd) => gd.offsetParent !== null).map((gd) => gd.getBoundingClientRect().height),
+})"""
+
+
+def assert_fits_each_projector(page, number: int) -> None:
+    """The step on the screen at each projector size: no scrolling, none of the normal page, text of
+    24 px or more, and the figure filling the room left (at least 45% of the screen's height)."""
+    for width, height in PROJECTORS:
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(900)  # the resize, then page.js sizing the figures
+        fit = page.evaluate(FIT)
+        assert fit["height"] <= height and not fit["normalPage"], (number, width, height, fit)
+        assert fit["caption"] >= 24 and fit["title"] >= 30, (number, width, height, fit)
+        assert fit["figures"] and min(fit["figures"]) >= 0.45 * height, (number, width, height, fit)
+    page.set_viewport_size({"width": PROJECTORS[0][0], "height": PROJECTORS[0][1]})
+
+
 def test_presenter_view_runs_its_seven_steps_from_a_cold_start(browser, why_app: str) -> None:
-    """First in this module: the app's cache is empty (no embeddings, no fitted fixes)."""
-    context, page = open_page(browser, why_app + "?view=talk", timeout_ms=300_000)
+    """First in this module: the app's cache is empty (no embeddings, no fitted fixes). On a projector
+    (1280x720), each step checked at three projector sizes."""
+    context, page = open_page(browser, why_app + "?view=talk", timeout_ms=300_000,
+                              viewport={"width": PROJECTORS[0][0], "height": PROJECTORS[0][1]})
     page.wait_for_function("document.body.classList.contains('talk-mode')")
     page.wait_for_selector("#talk-next", state="visible")  # the link selected the Talk tab
     expected = [("1 / 7", "#talk-left", None), ("2 / 7", "#talk-right", None), ("3 / 7", "#talk-left", "58.0"),
@@ -65,6 +94,7 @@ def test_presenter_view_runs_its_seven_steps_from_a_cold_start(browser, why_app:
         elif text:
             page.wait_for_function(f"document.querySelector('#talk-left').innerText.includes({text!r})")
         assert page.inner_text("#talk-failure").strip() == ""
+        assert_fits_each_projector(page, number)
         shoot(page, f"talk-{number}.png")
     page.keyboard.press("ArrowLeft")
     page.wait_for_function("document.querySelector('#talk-title').innerText.includes('6 / 7')")

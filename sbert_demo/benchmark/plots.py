@@ -187,9 +187,13 @@ def cost_plot(curve: Mapping[str, Sequence[float]], measured_n: int, measured: M
                                  marker=dict(symbol="x", size=14, color=PALETTE["grey"]),
                                  hovertemplate=f"{text}<extra></extra>"))
     for seconds, tick in ((1, "1 s"), (60, "1 min"), (3600, "1 h"), (86400, "1 day")):
-        fig.add_hline(y=seconds, line=dict(color=PALETTE["light-grey"], width=1), annotation_text=tick,
-                      annotation_position="right", annotation_font_size=11)
-    fig.update_xaxes(type="log", title_text="sentences (n)", tickformat=",")
+        fig.add_hline(y=seconds, line=dict(color=PALETTE["light-grey"], width=1))
+        # On a log axis an annotation's y is the log of the value (add_hline's own annotation put
+        # "1 min" at 10^60 and stretched the axis to it).
+        fig.add_annotation(x=1, xref="paper", xanchor="left", y=math.log10(seconds), yref="y", text=tick,
+                           showarrow=False, font=dict(size=11))
+    decades = [10 ** k for k in range(math.floor(math.log10(min(sizes))), math.ceil(math.log10(max(sizes))) + 1)]
+    fig.update_xaxes(type="log", title_text="sentences (n)", tickvals=decades, ticktext=[f"{n:,}" for n in decades])
     fig.update_yaxes(type="log", title_text="seconds", exponentformat="power")
     fig.update_layout(legend=dict(orientation="h", y=-0.22))
     apply_style(fig, "Finding the most similar pairs: time against the number of sentences",

@@ -116,6 +116,26 @@ def heatmap(
     return fig
 
 
+def label_blocks(fig: go.Figure, groups: Sequence[str]) -> go.Figure:
+    """One tick per block of equal groups (at its middle) instead of one per sentence, and none on
+    the x axis: a heatmap read from the back of a room, where 24 sentence labels would overlap.
+    ``groups`` in the heatmap's row order; hovering a cell still names both sentences.
+
+    >>> import numpy as np
+    >>> fig = label_blocks(heatmap(np.eye(4), list("abcd"), "t", groups=["x", "x", "y", "y"]), ["x", "x", "y", "y"])
+    >>> list(fig.layout.yaxis.ticktext), fig.layout.xaxis.showticklabels
+    (['x', 'y'], False)
+    """
+    heatmap_trace = fig.data[0]
+    check_length("group labels", groups, len(heatmap_trace.y))
+    starts = [i for i in range(len(groups)) if i == 0 or groups[i] != groups[i - 1]]
+    ends = starts[1:] + [len(groups)]
+    middles = [heatmap_trace.y[(start + end - 1) // 2] for start, end in zip(starts, ends)]
+    fig.update_yaxes(tickmode="array", tickvals=middles, ticktext=[escape(shorten(groups[i], 24)) for i in starts])
+    fig.update_xaxes(showticklabels=False)
+    return fig
+
+
 def _cell_label(index: int, sentence: str, group: str | None) -> str:
     prefix = f"<b>{index + 1}.</b> " + (f"[{escape(group)}] " if group is not None else "")
     return prefix + wrap(sentence, limit=300)
@@ -131,10 +151,18 @@ def _group_separators(fig: go.Figure, ordered_groups: list[str]) -> None:
             fig.add_shape(type="line", y0=b - 0.5, y1=b - 0.5, x0=-0.5, x1=n - 0.5, line=line)
 
 
+RANKING_SHOWN = 15  # bars in view; the rest are a drag (or the zoom-out button) away
+
+
 def ranking_bars(
     query: str, sentences: Sequence[str], scores: Sequence[float], title: str
 ) -> go.Figure:
-    """Horizontal bars of cosine similarity to ``query``, most similar on top."""
+    """Horizontal bars of cosine similarity to ``query``, most similar on top.
+
+    With more than :data:`RANKING_SHOWN` sentences the top ones are in view and the axis pans to
+    the rest (drag up or down; double-click shows all), so 480 sentences never become a smear.
+    Values below zero get room on the left so their labels stay off the sentence labels.
+    """
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     check_length("scores", scores, len(sentences))
     ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
@@ -152,6 +180,8 @@ def ranking_bars(
         )
     )
     low = min(0.0, math.floor(float(scores.min()) * 10) / 10) if len(scores) else 0.0
+    if len(scores) and float(scores.min()) < 0:
+        low -= 0.15  # room for a negative bar's label between the bar and the axis
     fig.update_xaxes(range=[low, 1.0], title_text="cosine similarity to the query")
     fig.update_yaxes(
         tickmode="array",
@@ -160,8 +190,15 @@ def ranking_bars(
         autorange="reversed",
         automargin=True,
     )
-    height = max(420, min(1200, 120 + 26 * len(ranked)))
-    apply_style(fig, title, height=height, subtitle=f"Query: {' '.join(str(query).split())[:120]}")
+    subtitle = f"Query: {' '.join(str(query).split())[:120]}"
+    if len(ranked) > RANKING_SHOWN:
+        # Reversed axis: the first bar at the top. Dragging pans along y only.
+        fig.update_yaxes(autorange=False, range=[RANKING_SHOWN - 0.5, -0.5])
+        fig.update_xaxes(fixedrange=True)
+        fig.update_layout(dragmode="pan")
+        subtitle += f" · top {RANKING_SHOWN} of {len(ranked)}: drag to see the rest"
+    height = max(420, min(1200, 120 + 26 * min(len(ranked), RANKING_SHOWN)))
+    apply_style(fig, title, height=height, subtitle=subtitle)
     return fig
 
 

@@ -89,13 +89,14 @@ def build_app(warm_up: bool = True) -> gr.Blocks:
         with gr.Row(equal_height=True, elem_classes="header-row"):
             gr.HTML(asset("header.html"))
             share = gr.Column(scale=0, min_width=300, elem_classes="share-box")
-        share_notes = gr.Column()  # what a link could not restore, above the tabs
+        share_notes = gr.Column(elem_id="share-notes")  # what a link could not restore, above the tabs
         pages = [("Explore", explore), ("STS benchmark", sts), ("Why naive fails", why), *_optional_tabs(),
                  ("Models", models), ("Talk", talk)]
         linkable: dict[str, dict] = {}
         tab_events: list[tuple] = []  # (link tab, its select event, the tab it is a part of or None)
         every_refresher: list[Refresher] = []
-        with gr.Tabs() as tabs:
+        # Every tab one tap away on a phone: tabs wrap onto more rows instead of hiding behind a menu.
+        with gr.Tabs(elem_id="main-tabs", overflow_behavior="wrap") as tabs:
             for name, module in pages:
                 tab_id = name.lower().split()[0]
                 with gr.Tab(name, id=tab_id) as tab:
@@ -111,7 +112,7 @@ def build_app(warm_up: bool = True) -> gr.Blocks:
         # One chain when a page opens: bring the pickers up to date, then apply the link (two
         # separate load events would race, and the older selection could win).
         wire_links(demo, (share, share_notes), tabs, tab_events, linkable, every_refresher)
-        gr.HTML(asset("footer.html"))
+        gr.HTML(asset("footer.html"), elem_id="page-footer")
     if warm_up:
         start_warm_up()
     return demo

@@ -75,18 +75,57 @@ def clear_failure() -> str:
 QUIET = {"queue": False, "show_progress": "hidden", "api_visibility": "private"}
 
 
+def reveal_js(elem_id: str) -> str:
+    """Client-side step that scrolls ``#elem_id`` into view unless it is on screen already (``page.js``)."""
+    return f"() => window.sbertDemoReveal({elem_id!r})"  # a call into page.js, whose function it is
+
+
 def action(triggers: Iterable, fn: Callable, inputs, outputs, *, failures_to: gr.components.Component,
-           **listener: object):
+           reveal: str | None = None, **listener: object):
     """``gr.on(triggers, fn, inputs, outputs, **listener)`` whose failure stays readable.
 
     One chain, so the order is fixed: empty ``failures_to``, run ``fn``, and if it fails write the
-    sentence into ``failures_to``, where it stays until a trigger fires again. Returns the
-    dependency of ``fn`` (its ``api_name`` is the endpoint, as with a plain listener).
+    sentence into ``failures_to``, where it stays until a trigger fires again; that box is the one
+    place the failure shows (no toast beside it; API callers still get the sentence). ``reveal``: the
+    elem_id of the result, scrolled into view when ``fn`` succeeds, so a long run's result is not
+    left below the fold. Returns the dependency of ``fn`` (its ``api_name`` is the endpoint, as with
+    a plain listener).
     """
     started = gr.on(list(triggers), clear_failure, None, failures_to, **QUIET)
-    event = started.then(fn, inputs, outputs, **listener)
+    event = started.then(_failures_inline(fn), inputs, outputs, **listener)
     event.failure(last_failure, None, failures_to, **QUIET)
+    if reveal:
+        event.success(None, js=reveal_js(reveal), **QUIET)
     return event
+
+
+def _failures_inline(fn: Callable) -> Callable:
+    """``fn`` whose :class:`gr.Error` carries ``visible=False``: :func:`action` shows the sentence in
+    the page, so Gradio's toast would only show it a second time."""
+
+    def quiet(error: gr.Error) -> gr.Error:
+        return gr.Error(error.message, duration=error.duration, visible=False, title=error.title,
+                        print_exception=False)
+
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except gr.Error as error:
+                raise quiet(error) from error
+
+        return generator
+
+    @functools.wraps(fn)
+    def plain(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error as error:
+            raise quiet(error) from error
+
+    return plain
 
 
 def user_errors(handler: Callable) -> Callable:

@@ -256,7 +256,7 @@ def build() -> CorpusParts:
     found = gr.HTML(elem_id="corpus-found")
     state = gr.State()
     slots = []
-    with gr.Row(equal_height=False, elem_classes="model-columns"):
+    with gr.Row(equal_height=False, elem_classes="model-columns", elem_id="corpus-maps"):
         for _ in range(MAX_MODELS):
             with gr.Column(visible=False, min_width=480, elem_classes="model-column corpus-column") as column:
                 slots += [column, gr.Plot(show_label=False, elem_classes="corpus-map"),
@@ -274,7 +274,7 @@ def build() -> CorpusParts:
     action([text_column.input, label_column.input], describe_choice, [source, file, text_column, label_column],
            card, failures_to=card, api_visibility="private", show_progress="hidden")
     action([run.click], run_map, [source, file, text_column, label_column, models, colour_by, k],
-           [card, notes, state, data, clusters, found, *slots], failures_to=progress_box, api_name="corpus_map",
+           [card, notes, state, data, clusters, found, *slots], failures_to=progress_box, api_name="corpus_map", reveal="corpus-search",
            # a map of 20,000 sentences takes a minute: one at a time, and never holding a slot of Explore's
            concurrency_id="corpus", concurrency_limit=1, show_progress_on=progress_box)
     action([find.click, query.submit], highlight, [state, colour_by, query, mode], [found, *slots],

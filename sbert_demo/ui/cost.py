@@ -140,6 +140,6 @@ def build() -> list[Refresher]:
     reranked = gr.HTML(elem_id="cost-rerank")
     data = gr.JSON(visible=False)
     action([run.click], run_cost, [n, bi_encoder, cross_encoder, query], [summary, figure, found, reranked, data],
-           failures_to=progress_box, api_name="cost", concurrency_id="cost", concurrency_limit=1,
+           failures_to=progress_box, api_name="cost", reveal="cost-summary", concurrency_id="cost", concurrency_limit=1,
            show_progress_on=progress_box)
     return [Refresher(refresh_cross_encoders, cross_encoder)]

@@ -36,10 +36,29 @@ SLOT_OUTPUTS = 6  # column, header, heatmap, ranking, map, map caption
 
 # --- handlers ------------------------------------------------------------------------------------
 
+YOURS = "yours"  # the example picker's entry once the sentences are the user's own
+YOURS_DESCRIPTION = ("Your own sentences. Pick an example set above to start again from one; a link (Copy link) "
+                     "carries these sentences.")
+
+
 @user_errors
-def load_example(key: str) -> tuple[str, str]:
+def load_example(key: str) -> tuple:
+    if key == YOURS:  # set by mark_edited: the text box already holds the user's sentences
+        return gr.skip(), snippets.paragraph(YOURS_DESCRIPTION)
     example = get_example(key)
     return example.text, snippets.paragraph(example.description)
+
+
+def mark_edited(text: str | None, key: str | None):
+    """After the user types in the sentence box: the picker says "Your sentences" once the text is no
+    longer the chosen example's (and names the set again if the edit is undone)."""
+    example = EXAMPLE_SETS.get(key) if isinstance(key, str) else None
+    if example is not None and (text or "").strip() == example.text:
+        return gr.skip()
+    if example is None and key == YOURS:
+        matching = next((e.key for e in EXAMPLE_SETS.values() if e.text == (text or "").strip()), None)
+        return matching if matching is not None else gr.skip()
+    return YOURS
 
 
 @user_errors
@@ -234,7 +253,7 @@ def build_tab() -> TabParts:
     """Build the Explore tab inside the current ``gr.Tab``; returns what to refresh when it is shown
     and what a link can set."""
     example = EXAMPLE_SETS[DEFAULT_EXAMPLE]
-    with gr.Tabs(elem_id="explore-modes") as modes:
+    with gr.Tabs(elem_id="explore-modes", overflow_behavior="wrap") as modes:
         with gr.Tab("Compare sentences", id="compare") as compare_tab:
             gr.Markdown("Paste sentences (one per line, optionally `group | sentence`), pick up to four models "
                         "and compare: naive embeddings rate almost everything as similar, siamese ones separate "
@@ -242,7 +261,8 @@ def build_tab() -> TabParts:
             with gr.Row(equal_height=False):
                 with gr.Column(scale=3):
                     with gr.Row(equal_height=True):
-                        examples = gr.Dropdown([(e.title, e.key) for e in EXAMPLE_SETS.values()], value=example.key,
+                        examples = gr.Dropdown([(e.title, e.key) for e in EXAMPLE_SETS.values()]
+                                               + [("Your sentences", YOURS)], value=example.key,
                                                label="Example set", scale=2, elem_id="explore-example")
                         upload = gr.UploadButton("Upload .txt / .csv", file_types=[".txt", ".csv", ".tsv", ".parquet"],
                                                  type="filepath", scale=1, min_width=150, elem_id="explore-upload")
@@ -255,14 +275,15 @@ def build_tab() -> TabParts:
                     models = model_dropdown([k for k in DEFAULT_MODELS if k in available], MAX_MODELS,
                                             label="Models (up to 4)", info="Naive (orange) vs. siamese SBERT (blue).",
                                             elem_id="explore-models")
+                    # The main button right under the models: on a laptop's first screen, options below it.
+                    run = gr.Button("Compare models", variant="primary", size="lg", elem_id="explore-run")
+                    progress_box = gr.HTML(elem_classes="progress-box", elem_id="explore-progress")
                     # Custom values: the choices follow the text box, so the API may send any sentence number.
                     query = gr.Dropdown(label="Query sentence for the ranking", elem_id="explore-query",
                                         allow_custom_value=True, **_initial_query(example.text))
                     colour_by = gr.Radio(COLOUR_CHOICES, value="groups", label="Colour the map by")
                     cluster_method = gr.Radio(CLUSTER_CHOICES, value="kmeans", label="Automatic clusters",
                                               info="Takes effect on the next run.")
-                    run = gr.Button("Compare models", variant="primary", size="lg", elem_id="explore-run")
-                    progress_box = gr.HTML(elem_classes="progress-box", elem_id="explore-progress")
             notes = gr.HTML(elem_id="explore-notes")
             summary = gr.HTML(elem_id="explore-summary")
             slots = []
@@ -292,8 +313,10 @@ def build_tab() -> TabParts:
            failures_to=notes, api_visibility="private")
     text.change(query_choices, [text, query], query, api_visibility="private", queue=False,
                 show_progress="hidden")
+    text.input(mark_edited, [text, examples], examples, api_visibility="private", queue=False,
+               show_progress="hidden", trigger_mode="always_last")
     action([run.click], run_explore, [text, models, query, colour_by, cluster_method], [notes, summary, data, *slots],
-           failures_to=progress_box, api_name="explore", concurrency_id="explore", show_progress_on=progress_box)
+           failures_to=progress_box, api_name="explore", reveal="explore-summary", concurrency_id="explore", show_progress_on=progress_box)
     action([query.input], rerank, [text, data, query], slots[3::SLOT_OUTPUTS], failures_to=progress_box,
            api_name="rank", concurrency_id="explore", show_progress="minimal")
     action([export.click], export_run, [text, models, examples], exported, failures_to=export_notes,

@@ -55,7 +55,7 @@ def build_tab() -> list[Refresher]:
                     "here (in `models/`).", elem_classes="tab-intro")
         refresh = gr.Button("Refresh", size="sm", scale=0, min_width=110, elem_id="models-refresh")
     table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, show_label=False,
-                         column_widths=["16%", "17%", "8%", "13%", "8%", "7%", "31%"], elem_id="models-table")
+                         column_widths=["17%", "15%", "10%", "16%", "8%", "8%", "26%"], elem_id="models-table")
     gr.Markdown("### Add a model", elem_classes="section-title")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):

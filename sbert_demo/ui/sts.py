@@ -165,7 +165,7 @@ def _scatter(result: StsResult, pairs: ScoredPairs) -> dict:
 def build_tab() -> TabParts:
     """Build the STS tab inside the current ``gr.Tab``: the STS benchmark, Table 1 on seven sets, and the
     cost of cross-encoding, each a part a link can open; returns what to refresh and what a link can set."""
-    with gr.Tabs(elem_id="sts-parts") as modes:
+    with gr.Tabs(elem_id="sts-parts", overflow_behavior="wrap") as modes:
         with gr.Tab("STS benchmark", id="stsb") as stsb_tab:
             refreshers, linkable = _stsb_part()
         with gr.Tab("Table 1: seven STS sets", id="table1") as table1_tab:
@@ -190,16 +190,16 @@ def _stsb_part() -> tuple[list, dict]:
                                     label="Models", info="Defaults: every available naive and SBERT model; "
                                                          "cross-encoders trained here score pairs too.",
                                     elem_id="sts-models", needs=SCORES_PAIRS)
+            run = gr.Button("Run the benchmark", variant="primary", size="lg", elem_id="sts-run")
+            progress_box = gr.HTML(elem_classes="progress-box", elem_id="sts-progress")
             fixes = gr.CheckboxGroup(FIXES, value=[], label="Training-free fixes",
                                      info="Adds each fix as a row beside its model, fitted on the STSb train "
                                           "sentences (no labels): does it help naive embeddings? SBERT?",
                                      elem_id="sts-fixes")
-            run = gr.Button("Run the benchmark", variant="primary", size="lg", elem_id="sts-run")
-            progress_box = gr.HTML(elem_classes="progress-box", elem_id="sts-progress")
             status = gr.HTML(elem_id="sts-status")
         with gr.Column(scale=2):
             table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, label="Results",
-                                 column_widths=["24%", "9%", "11%", "11%", "8%", "8%", "8%", "21%"],
+                                 column_widths=["21%", "9%", "11%", "11%", "8%", "10%", "8%", "22%"],
                                  elem_id="sts-table")
             results_file = gr.File(label="Results as CSV", interactive=False, visible=False, elem_id="sts-csv")
             bars = gr.Plot(show_label=False, elem_id="sts-bars")
@@ -211,7 +211,7 @@ def _stsb_part() -> tuple[list, dict]:
 
     dataset.change(show_upload, dataset, upload, api_visibility="private", queue=False, show_progress="hidden")
     done = action([run.click], run_sts, [dataset, upload, models, fixes], [status, table, bars, *scatters],
-                  failures_to=progress_box, api_name="sts", concurrency_id="sts", concurrency_limit=1,
+                  failures_to=progress_box, api_name="sts", reveal="sts-status", concurrency_id="sts", concurrency_limit=1,
                   show_progress_on=progress_box)
     # The CSV is written from the table's JSON: an API caller's malformed table reaches table_csv (which
     # says what is wrong) instead of failing inside the Dataframe component.

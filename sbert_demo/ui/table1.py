@@ -105,5 +105,5 @@ def build() -> Table1Parts:
     figure = gr.Plot(show_label=False, elem_id="table1-heatmap")
     data = gr.JSON(visible=False)
     action([run.click], run_table1, [models], [status, table, figure, data], failures_to=progress_box,
-           api_name="table1", concurrency_id="sts", concurrency_limit=1, show_progress_on=progress_box)
+           api_name="table1", reveal="table1-status", concurrency_id="sts", concurrency_limit=1, show_progress_on=progress_box)
     return Table1Parts(models, picker(models))

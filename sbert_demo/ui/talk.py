@@ -11,7 +11,9 @@ from a cold start with a progress bar, through the same core as the other tabs:
 6. the cost: a cross-encoder on every pair against a bi-encoder, timed on this machine;
 7. training: siamese GloVe on the shipped NLI pairs, a few seconds, the dev curve rising.
 
-Keys: → / PageDown / N for the next step, ← / PageUp / P for the previous one.
+Keys: → / PageDown / N for the next step, ← / PageUp / P for the previous one, F for full screen.
+In the presenter view only the step shows (no header or tabs) and its figure is sized to the screen
+that is left (``page.js``), at projector, laptop and phone sizes alike.
 """
 
 from __future__ import annotations
@@ -85,14 +87,17 @@ def step_cone(progress) -> tuple:
 
 def step_paraphrases(progress) -> tuple:
     example = EXAMPLE_SETS["paraphrase-questions"]
-    sentences = parse_sentences(example.text).sentences
+    parsed = parse_sentences(example.text)
+    sentences, groups = parsed.sentences, parsed.groups
     sims = []
     for i, key in enumerate((NAIVE, SIAMESE)):
         progress(i / 2, desc=f"{key}: embeddings")
         sims.append(cosine_matrix(encode(key, sentences, fast=True).embeddings))
     zmin, zmax = explore_plots.shared_range(sims)
     registry = get_registry()
-    return tuple(_large(explore_plots.heatmap(sim, sentences, registry.get(key).label, zmin, zmax), 620)
+    # On a slide the blocks are labelled by topic (24 sentence labels would overlap); hover names each pair.
+    return tuple(_large(explore_plots.label_blocks(explore_plots.heatmap(sim, sentences, registry.get(key).label,
+                                                                         zmin, zmax, groups=groups), groups), 620)
                  for key, sim in zip((NAIVE, SIAMESE), sims))
 
 
@@ -202,14 +207,16 @@ def move(step: int | None, delta: int) -> int:
 
 def build_tab() -> list:
     """Build the Talk tab inside the current ``gr.Tab``."""
-    with gr.Row(equal_height=True):
+    with gr.Row(equal_height=True, elem_id="talk-nav"):
         back = gr.Button("◀ Back", scale=0, min_width=110, elem_id="talk-back")
         step = gr.Radio([(f"{i + 1}. {s.name}", i) for i, s in enumerate(STEPS)], value=None,
                         show_label=False, elem_id="talk-steps")
         forward = gr.Button("Next ▶", variant="primary", scale=0, min_width=110, elem_id="talk-next")
+        present = gr.Button("Present", scale=0, min_width=110, elem_id="talk-present")
     title = gr.Markdown(f"## {len(STEPS)} steps: why siamese sentence embeddings beat naive ones", elem_classes="talk-title",
                         elem_id="talk-title")
-    caption = gr.Markdown("Click **Next** (or press →) to start. Each step computes live, offline.",
+    caption = gr.Markdown("Click **Next** (or press →) to start; **Present** (or F) fills the screen. Each step "
+                          "computes live, offline.",
                           elem_classes="talk-caption", elem_id="talk-caption")
     failure = gr.HTML(elem_id="talk-failure")
     with gr.Row(equal_height=False):
@@ -218,6 +225,7 @@ def build_tab() -> list:
     forward.click(lambda s: move(s, 1) if isinstance(s, int) else 0, step, step, queue=False,
                   api_visibility="private")
     back.click(lambda s: move(s, -1), step, step, queue=False, api_visibility="private")
+    present.click(None, js="() => window.sbertDemoPresent()")  # a call into page.js, whose function it is
     action([step.change], show_step, step, [title, caption, left, right], failures_to=failure,
            api_name="talk_step", concurrency_id="talk", show_progress_on=left)
     return []

@@ -260,13 +260,15 @@ def build_tab() -> list[Refresher]:
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=340):
             fields = _form(enabled)
+        # The plan, Start and the live status together at the top: Start is on the first screen, and
+        # the status and the curve stay in view while the job runs.
+        with gr.Column(scale=2):
             plan = gr.HTML(snippets.paragraph("The plan appears when the page has loaded.") if enabled else "",
                            elem_id="train-plan")
             with gr.Row():
                 start = gr.Button("Start training", variant="primary", interactive=enabled, elem_id="train-start")
                 cancel = gr.Button("Cancel", variant="stop", interactive=False, elem_id="train-cancel")
             feedback = gr.HTML(elem_id="train-feedback")
-        with gr.Column(scale=2):
             status = gr.HTML(elem_id="train-status")
             progress = gr.HTML(elem_id="train-progress")
             curves = gr.Plot(show_label=False, visible=False, elem_id="train-curves")
@@ -281,7 +283,7 @@ def build_tab() -> list[Refresher]:
     view_outputs = [seen, *(view[name] for name in PART_NAMES)]
     form = [fields[name] for name in FORM_FIELDS]
 
-    action([start.click], start_training, form, job_json, failures_to=feedback, api_name="train_start",
+    action([start.click], start_training, form, job_json, failures_to=feedback, api_name="train_start", reveal="train-status",
            concurrency_id="train", concurrency_limit=1, show_progress="hidden").then(show_job, None, view_outputs, **QUIET)
     action([cancel.click], cancel_training, None, job_json, failures_to=feedback, api_name="train_cancel", queue=False,
            show_progress="hidden").then(show_job, None, view_outputs, **QUIET)

@@ -195,7 +195,7 @@ def _explain_section() -> tuple[Refresher, gr.Dropdown]:
         maps = [gr.Plot(show_label=False, visible=False, min_width=420, elem_classes="why-map")
                 for _ in range(explanation.MAX_MODELS)]
     action([run.click], run_explain, [sentence_a, sentence_b, models], [summary, *maps], failures_to=progress_box,
-           api_name="explain", concurrency_id="why", show_progress_on=progress_box)
+           api_name="explain", reveal="why-explain-summary", concurrency_id="why", show_progress_on=progress_box)
     return picker(models), models
 
 
@@ -213,7 +213,7 @@ def _cone_section() -> Refresher:
     summary = gr.HTML(elem_id="why-cone-summary")
     figure = gr.Plot(show_label=False, elem_id="why-cone-plot")
     action([run.click], run_cone, [models, split], [summary, figure], failures_to=progress_box,
-           api_name="anisotropy", concurrency_id="why", show_progress_on=progress_box)
+           api_name="anisotropy", reveal="why-cone-summary", concurrency_id="why", show_progress_on=progress_box)
     return picker(models)
 
 
@@ -238,7 +238,7 @@ def _before_after_section() -> Refresher:
     difference = gr.Plot(show_label=False, elem_id="why-difference")
     example.change(load_example, example, text, api_visibility="private", queue=False)
     action([run.click], run_before_after, [model, text], [summary, before, after, difference],
-           failures_to=progress_box, api_name="before_after", concurrency_id="why",
+           failures_to=progress_box, api_name="before_after", reveal="why-before-after-summary", concurrency_id="why",
            show_progress_on=progress_box)
     return Refresher(refresh_trained, model)
 
@@ -248,7 +248,7 @@ def build_tab() -> TabParts:
     and what a link can set."""
     gr.Markdown("Why do naive embeddings fail, and what helps short of siamese training?",
                 elem_classes="tab-intro")
-    with gr.Tabs():
+    with gr.Tabs(elem_id="why-parts", overflow_behavior="wrap"):
         with gr.Tab("Explain a pair", id="why-explain-tab"):
             explain_models, models = _explain_section()
         with gr.Tab("The cone (anisotropy)", id="why-cone-tab"):

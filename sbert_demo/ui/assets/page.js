@@ -1,18 +1,63 @@
 () => {
   // The page's script, run once when the app has loaded (Blocks.launch(js=...)): the presenter
-  // view's keys, and an SVG button beside the camera of every Plotly figure's toolbar.
+  // view's keys and fit to the screen, an SVG button beside the camera of every Plotly figure's toolbar,
+  // and heatmap cell numbers only where the cells can hold them.
+  const talkFit = () => {
+    // In the presenter view every figure is as tall as the room left under the step's text, so a
+    // step fits the screen with no scrolling at any projector or laptop size; again after each new
+    // figure, a resize and entering or leaving full screen. On a phone (a speaker's remote) the
+    // page scrolls and figures keep a readable height.
+    if (!document.body.classList.contains("talk-mode") || !window.Plotly) { return; }
+    const plots = [...document.querySelectorAll("#talk-left .js-plotly-plot, #talk-right .js-plotly-plot")]
+      .filter((gd) => gd.offsetParent !== null && gd.layout && gd.layout.height);
+    const tabs = document.getElementById("main-tabs");
+    if (!plots.length || !tabs) { return; }
+    const phone = window.innerWidth < 640;
+    // What is below the tabs on this page: the main column's bottom padding (16 px) and a margin.
+    const spare = window.innerHeight - 24 - (tabs.getBoundingClientRect().bottom + window.scrollY);
+    const tallest = Math.max(...plots.map((gd) => gd.layout.height));  // the row is as tall as its tallest
+    const height = phone ? 420 : Math.max(240, Math.floor(tallest + spare));
+    plots.forEach((gd) => {
+      if (Math.abs(gd.layout.height - height) > 3) { window.Plotly.relayout(gd, {height: height}); }
+    });
+  };
+  let fitPending = false;
+  const scheduleFit = () => {
+    if (!fitPending) { fitPending = true; requestAnimationFrame(() => { fitPending = false; talkFit(); }); }
+  };
+  window.sbertDemoPresent = () => {
+    // The Talk tab's Present button: the presenter view on this page (and full screen where allowed).
+    const on = document.body.classList.toggle("talk-mode");
+    if (on && !document.fullscreenElement) { document.documentElement.requestFullscreen?.().catch(() => {}); }
+    if (!on && document.fullscreenElement) { document.exitFullscreen?.().catch(() => {}); }
+    scheduleFit();
+  };
+  window.sbertDemoReveal = (id) => {
+    // A finished run's result scrolled into view unless its top is on screen already (ui/common.py).
+    const element = document.getElementById(id);
+    if (!element || element.offsetParent === null) { return; }
+    const top = element.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight * 0.75) { element.scrollIntoView({behavior: "smooth", block: "start"}); }
+  };
   const talkKeys = () => {
     if (new URLSearchParams(window.location.search).get("view") === "talk") {
       document.body.classList.add("talk-mode");
     }
+    window.addEventListener("resize", scheduleFit);
+    document.addEventListener("fullscreenchange", scheduleFit);
     document.addEventListener("keydown", (event) => {
       const talk = document.querySelector("#talk-next");
       if (!talk || talk.offsetParent === null) { return; }  // only while the Talk tab is shown
       const typing = ["INPUT", "TEXTAREA"].includes(document.activeElement?.tagName);
-      if (typing) { return; }
+      if (typing || event.ctrlKey || event.metaKey || event.altKey) { return; }
       if (["ArrowRight", "PageDown", "n", "N"].includes(event.key)) { talk.click(); event.preventDefault(); }
       if (["ArrowLeft", "PageUp", "p", "P"].includes(event.key)) {
         document.querySelector("#talk-back")?.click(); event.preventDefault();
+      }
+      if (["f", "F"].includes(event.key)) {  // full screen on and off, as in slide software
+        if (document.fullscreenElement) { document.exitFullscreen?.().catch(() => {}); }
+        else { document.documentElement.requestFullscreen?.().catch(() => {}); }
+        event.preventDefault();
       }
     });
   };
@@ -44,13 +89,34 @@
       });
       camera.parentElement.appendChild(button);
     };
+    const shownText = new WeakMap();  // heatmap trace -> its cell-number template
+    const heatmapText = (gd) => {
+      // Cell numbers only where a cell can hold one (30 x 16 px): 24 sentences in a quarter of a
+      // laptop, or on a phone, get colours and hover only; the same figure in a wide column keeps them.
+      const layout = gd._fullLayout;
+      if (!window.Plotly || !layout || !gd.data) { return; }
+      gd.data.forEach((trace, index) => {
+        if (trace.type !== "heatmap" || !Array.isArray(trace.z) || !trace.z.length) { return; }
+        if (!shownText.has(trace)) {
+          if (!trace.texttemplate) { return; }
+          shownText.set(trace, trace.texttemplate);
+        }
+        const xaxis = layout[(trace.xaxis || "x").replace(/^x/, "xaxis")];
+        const yaxis = layout[(trace.yaxis || "y").replace(/^y/, "yaxis")];
+        if (!xaxis || !yaxis || !xaxis._length) { return; }
+        const fits = xaxis._length / trace.z[0].length >= 30 && yaxis._length / trace.z.length >= 16;
+        const wanted = fits ? shownText.get(trace) : "";
+        if ((trace.texttemplate || "") !== wanted) { window.Plotly.restyle(gd, {texttemplate: [wanted]}, [index]); }
+      });
+    };
     let pending = false;
     const scan = () => {
       pending = false;
-      document.querySelectorAll(".js-plotly-plot").forEach(addButton);
+      document.querySelectorAll(".js-plotly-plot").forEach((gd) => { addButton(gd); heatmapText(gd); });
     };
     new MutationObserver(() => {
       if (!pending) { pending = true; requestAnimationFrame(scan); }
+      scheduleFit();
     }).observe(document.body, {childList: true, subtree: true});
     scan();
   };

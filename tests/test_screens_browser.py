@@ -1,0 +1,169 @@
+"""The page fits the screens it is shown on, measured in headless Chromium (issue 22).
+
+* phones (390x844 and 360x800, touch): every tab one tap away (no hidden menu), nothing wider than
+  the screen on any tab, text at 16 px or more;
+* a laptop (1366x768): each tab's main button inside the first screen, a finished run's result
+  scrolled into view, one error display per failure, no table cell that breaks a number or a
+  heading inside a word.
+
+The presenter view's fit at projector sizes is measured in ``test_why_browser.py``, where its seven
+steps run. Screenshots: ``test-artifacts/screen-*.png``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import ARTIFACTS, app_url, browser, choose_models  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+PHONES = [(390, 844), (360, 800)]
+LAPTOP = (1366, 768)
+TABS = ["Explore", "STS benchmark", "Why naive fails", "Train", "Models", "Talk"]
+# tab, the part of it to open (or None), its main button (the Models tab: its table)
+MAIN_BUTTONS = [("Explore", None, "#explore-run"), ("STS benchmark", None, "#sts-run"),
+                ("STS benchmark", "Table 1: seven STS sets", "#table1-run"),
+                ("STS benchmark", "The cost: cross- vs bi-encoder", "#cost-run"),
+                ("Why naive fails", None, "#why-explain"), ("Train", None, "#train-start"), ("Models", None, "#models-table"),
+                ("Talk", None, "#talk-next")]
+
+# Elements whose right edge passes the viewport, except inside a box that scrolls or clips sideways
+# (a wide table scrolling in its own box is what a phone should get).
+OVERFLOWING = """() => {
+  const width = document.documentElement.clientWidth;
+  const clipped = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const x = getComputedStyle(p).overflowX;
+      if (x === "auto" || x === "scroll" || x === "hidden" || x === "clip") {
+        if (p.getBoundingClientRect().right <= width + 1) { return true; }
+      }
+    }
+    return false;
+  };
+  const out = [];
+  for (const el of document.querySelectorAll("body *")) {
+    if (el.offsetParent === null && getComputedStyle(el).position !== "fixed") { continue; }
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) { continue; }
+    if (r.right > width + 1 && !clipped(el)) {
+      out.push(`${el.tagName.toLowerCase()}#${el.id}.${String(el.className).slice(0, 40)} right=${Math.round(r.right)}`);
+    }
+  }
+  return {scroll: document.documentElement.scrollWidth, width: width, out: out.slice(0, 8)};
+}"""
+
+# Numbers and single words in table cells that the browser laid out on more than one line, or cut
+# short (a cell's text wider than the cell). Returns [cells looked at, [the broken ones]].
+BROKEN_CELLS = """(selector) => {
+  const cells = [...document.querySelectorAll(selector)].filter((cell) => cell.offsetParent !== null);
+  const broken = [];
+  for (const cell of cells) {
+    const text = cell.innerText.trim();
+    // one word or number only; paths and long keys may end in "…" (their cell's title shows them whole)
+    if (!text || text.includes(" ") || text.includes("\\n") || text.length > 24) { continue; }
+    const lines = new Set();  // the line boxes of the cell's text
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent.trim()) { continue; }
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      [...range.getClientRects()].filter((r) => r.width > 0).forEach((r) => lines.add(Math.round(r.top)));
+    }
+    const span = cell.querySelector("span") || cell;
+    if (lines.size > 1 || span.scrollWidth > span.clientWidth + 1) { broken.push(text); }
+  }
+  return [cells.length, broken];
+}"""
+CELLS = "{0} .body-cell, {0} .header-cell"
+
+
+def _open(browser, url: str, size: tuple[int, int], phone: bool = False):
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=phone, is_mobile=phone)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(url)
+    page.wait_for_selector("#explore-run", state="attached")
+    page.wait_for_timeout(1500)  # the pickers refresh on load
+    return context, page
+
+
+def _tab(page, name: str):
+    return page.locator("#main-tabs > .tab-wrapper").get_by_role("tab", name=name, exact=True)
+
+
+@pytest.mark.parametrize("size", PHONES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_on_a_phone_every_tab_is_one_tap_away_and_nothing_is_wider_than_the_screen(browser, app_url, size) -> None:
+    context, page = _open(browser, app_url, size, phone=True)
+    for name in TABS:
+        tab = _tab(page, name)
+        assert tab.is_visible(), f"the {name} tab is hidden (behind a menu?)"
+        box = tab.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= size[0] + 1, (name, box)
+        tab.tap()
+        page.wait_for_timeout(600)
+        found = page.evaluate(OVERFLOWING)
+        assert found["scroll"] <= found["width"] and not found["out"], (name, found)
+        page.screenshot(path=str(ARTIFACTS / f"screen-phone-{size[0]}-{name.split()[0].lower()}.png"))
+    # Text people read is at least 16 px; the header does not wrap a word per line.
+    _tab(page, "Explore").tap()
+    sizes = page.evaluate("""() => ['.tab-intro p', '#explore-text textarea', '.app-header p']
+        .map((s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))""")
+    assert min(sizes) >= 16, sizes
+    title = page.locator(".app-header h1").bounding_box()
+    assert title["height"] <= 3 * 32, title  # at most three lines
+    context.close()
+
+
+def test_on_a_laptop_each_main_button_is_in_the_first_screen(browser, app_url) -> None:
+    context, page = _open(browser, app_url, LAPTOP)
+    below = []
+    for tab, part, button in MAIN_BUTTONS:
+        _tab(page, tab).click()
+        if part:
+            page.get_by_role("tab", name=part, exact=True).click()
+        page.wait_for_selector(button, state="visible")
+        page.evaluate("window.scrollTo(0, 0)")
+        box = page.locator(button).bounding_box()
+        if not (box["y"] >= 0 and box["y"] + min(box["height"], 60) <= LAPTOP[1]):  # a table: its top rows
+            below.append((button, round(box["y"])))
+    assert below == [], below
+    context.close()
+
+
+def test_a_finished_run_scrolls_its_result_into_view_and_a_failure_shows_once(browser, app_url) -> None:
+    context, page = _open(browser, app_url, LAPTOP)
+    choose_models(page, "#explore-models", ("glove-6b-50d",))
+    page.click("#explore-run")
+    page.wait_for_function("document.querySelectorAll('#explore-summary tbody tr').length === 1")
+    page.wait_for_timeout(1500)  # the smooth scroll
+    top = page.locator("#explore-summary").bounding_box()["y"]
+    assert 0 <= top <= LAPTOP[1] * 0.75, top
+    page.screenshot(path=str(ARTIFACTS / "screen-laptop-explore-result.png"))
+    # A failure: one sentence in the page, no toast beside it.
+    page.evaluate("window.scrollTo(0, 0)")
+    page.fill("#explore-text textarea", "")
+    page.click("#explore-run")
+    page.wait_for_function("document.querySelector('#explore-progress').innerText.includes('Failed')")
+    page.wait_for_timeout(1000)
+    assert page.locator(".toast-body").count() == 0
+    context.close()
+
+
+@pytest.mark.parametrize("size", [PHONES[0], LAPTOP], ids=["phone", "laptop"])
+def test_no_table_cell_breaks_a_number_or_a_word(browser, app_url, size) -> None:
+    phone = size[0] < 640
+    context, page = _open(browser, app_url, size, phone=phone)
+    press = (lambda locator: locator.tap()) if phone else (lambda locator: locator.click())
+    press(_tab(page, "STS benchmark"))
+    choose_models(page, "#sts-models", ("glove-6b-50d", "all-MiniLM-L6-v2"))
+    press(page.locator("#sts-run"))
+    page.wait_for_function("document.querySelector('#sts-table').innerText.includes('MiniLM')", timeout=240_000)
+    page.wait_for_timeout(800)
+    looked_at, broken = page.evaluate(BROKEN_CELLS, CELLS.format("#sts-table"))
+    assert looked_at >= 2 * 9 and broken == [], (looked_at, broken)  # headers and two rows at least
+    page.screenshot(path=str(ARTIFACTS / f"screen-{size[0]}-sts-table.png"), full_page=True)
+    press(_tab(page, "Models"))
+    page.wait_for_function("document.querySelector('#models-table').innerText.includes('glove-6b-50d')")
+    looked_at, broken = page.evaluate(BROKEN_CELLS, CELLS.format("#models-table"))
+    assert looked_at >= 14 and broken == [], (looked_at, broken)
+    context.close()
