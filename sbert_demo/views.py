@@ -44,7 +44,7 @@ VIEWS: dict[str, View] = {view.name: view for view in (
 
 # The tabs a link can open, in the page's order (``corpus`` is a part of Explore; ``table1`` and ``cost``
 # are parts of the STS tab).
-TABS = ("explore", "corpus", "sts", "table1", "cost", "why", "train", "models", "talk")
+TABS = ("explore", "corpus", "sts", "table1", "cost", "why", "train", "models", "talk", "audience")
 # Tabs whose model picker a link fills.
 MODEL_TABS = ("explore", "corpus", "sts", "table1", "why")
 

@@ -5,7 +5,8 @@
 Without ``--url`` the app is started here (``app.py`` on a free port, with the environment as it is:
 set ``SBERT_DEMO_CACHE`` to a warm cache to skip the first runs). Each view is opened by its deep
 link, its main button pressed and its result awaited, then the viewport (not the whole page) is
-saved as ``<view>-<width>x<height>.jpg``; the presenter view's steps as ``talk-<n>-1280x720.jpg``.
+saved as ``<view>-<width>x<height>.jpg``; the presenter view's steps as ``talk-<n>-1280x720.jpg``; an
+audience board as ``board-presenter-1280x720.jpg`` and ``board-phone-390x844.jpg``.
 Needs Chromium (``apt-get install chromium``) and the ``playwright`` package (no browser download).
 """
 
@@ -104,18 +105,53 @@ def shoot_talk(browser, url: str, size: tuple[int, int], out: Path) -> list[Path
     return paths
 
 
+ROOM = ["How do I renew my passport?", "Where can I get a new passport?", "My passport expired last week.",
+        "I love pizza with cheese.", "Pasta is my favourite food.", "What's the best pizza in town?",
+        "Will it rain tomorrow?", "Is it going to be sunny?", "The weather is nice today.",
+        "I could eat spaghetti every day."]
+
+
+def shoot_board(browser, url: str, out: Path) -> list[Path]:
+    """An audience board: ten sentences from ten sessions, then a phone sends one; the presenter's
+    board (1280x720, presenter view) and the phone's join page (390x844) with where it landed."""
+    from gradio_client import Client
+
+    made = Client(url, verbose=False).predict("all-MiniLM-L6-v2", api_name="/board_create")
+    for sentence in ROOM:
+        Client(url, verbose=False).predict(made["code"], sentence, api_name="/board_send")
+    presenter = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    presenter.set_default_timeout(300_000)
+    presenter.goto(made["presenter_link"] + "&view=talk")
+    presenter.wait_for_selector("#board-map .js-plotly-plot")
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
+                                device_scale_factor=2).new_page()
+    phone.set_default_timeout(120_000)
+    phone.goto(made["join_link"])
+    phone.wait_for_selector("#board-send", state="visible")
+    phone.wait_for_timeout(1500)
+    phone.fill("#board-sentence textarea, #board-sentence input", "Can I renew my passport online?")
+    phone.locator("#board-send").tap()
+    phone.wait_for_function("document.querySelector('#board-landed').innerText.includes('Closest')")
+    paths = [out / "board-phone-390x844.jpg", out / "board-presenter-1280x720.jpg"]
+    phone.screenshot(path=str(paths[0]), type="jpeg", quality=70)
+    presenter.wait_for_function("document.querySelector('#board-summary').innerText.includes('11 sentences')")
+    presenter.wait_for_timeout(1500)
+    presenter.screenshot(path=str(paths[1]), type="jpeg", quality=70)
+    return paths
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app (default: start one here)")
     parser.add_argument("--out", default=str(REPO / "docs" / "screens"))
-    parser.add_argument("--only", help=f"comma-separated views among {', '.join(VIEWS)}, talk")
+    parser.add_argument("--only", help=f"comma-separated views among {', '.join(VIEWS)}, talk, board")
     parser.add_argument("--sizes", default="laptop,projector,phone", help=f"among {', '.join(SIZES)}")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    wanted = args.only.split(",") if args.only else [*VIEWS, "talk"]
+    wanted = args.only.split(",") if args.only else [*VIEWS, "talk", "board"]
     server, url = (None, args.url.rstrip("/") + "/") if args.url else start_app()
     try:
         with sync_playwright() as p:
@@ -123,6 +159,10 @@ def main() -> int:
             for size_name in args.sizes.split(","):
                 size = SIZES[size_name]
                 for name in wanted:
+                    if name == "board":  # an audience board: the presenter's projector and a phone
+                        if size_name == "projector":
+                            print(*shoot_board(browser, url, out), sep="\n")
+                        continue
                     if name == "talk":  # the presenter view is for projectors
                         if size_name == "projector":
                             print(*shoot_talk(browser, url, size, out), sep="\n")

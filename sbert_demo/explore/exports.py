@@ -118,14 +118,35 @@ def export_models(set_name: str, model_keys: Sequence[str], sentences: Sequence[
     return export_embeddings(set_name, embeddings, sentences, groups)
 
 
-def write_table_csv(name: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> Path:
-    """A results table as ``<name>.csv`` in a new export folder (e.g. the STS tab's table)."""
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: object) -> object:
+    """Text a spreadsheet would run as a formula (``=HYPERLINK(...)``, ``+1``, ``@SUM``) kept as text by a
+    leading apostrophe; numbers stay numbers.
+
+    >>> spreadsheet_safe("=1+1"), spreadsheet_safe("-0.5"), spreadsheet_safe("-1+cmd|' /C calc'!A0"), spreadsheet_safe("A.")
+    ("'=1+1", '-0.5', "'-1+cmd|' /C calc'!A0", 'A.')
+    """
+    if not isinstance(cell, str) or not cell.startswith(FORMULA_STARTS):
+        return cell
+    try:
+        float(cell)  # a plain number, e.g. a negative score: a spreadsheet reads it as that number
+        return cell
+    except ValueError:
+        return f"'{cell}"
+
+
+def write_table_csv(name: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
+                    empty: str = "There are no results to save yet: run the benchmark first.") -> Path:
+    """A table as ``<name>.csv`` in a new export folder (the STS tab's results, an audience board), text
+    that a spreadsheet would run as a formula kept as text."""
     if not rows:
-        raise ValueError("There are no results to save yet: run the benchmark first.")
+        raise ValueError(empty)
     clean_old()
     path = Path(tempfile.mkdtemp(prefix=PREFIX)) / f"{safe_name(name)}.csv"
     with path.open("w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
         writer.writerow(headers)
-        writer.writerows(rows)
+        writer.writerows([spreadsheet_safe(cell) for cell in row] for row in rows)
     return path

@@ -15,7 +15,7 @@ import threading
 import gradio as gr
 
 from ..views import SIAMESE_MODEL
-from . import explore, models, sts, talk, why
+from . import audience, explore, models, sts, talk, why
 from .links import TabParts
 from .model_select import Refresher, keep_in_sync
 from .page_assets import asset, launch_assets
@@ -91,7 +91,7 @@ def build_app(warm_up: bool = True) -> gr.Blocks:
             share = gr.Column(scale=0, min_width=300, elem_classes="share-box")
         share_notes = gr.Column(elem_id="share-notes")  # what a link could not restore, above the tabs
         pages = [("Explore", explore), ("STS benchmark", sts), ("Why naive fails", why), *_optional_tabs(),
-                 ("Models", models), ("Talk", talk)]
+                 ("Models", models), ("Talk", talk), ("Audience", audience)]
         linkable: dict[str, dict] = {}
         tab_events: list[tuple] = []  # (link tab, its select event, the tab it is a part of or None)
         every_refresher: list[Refresher] = []

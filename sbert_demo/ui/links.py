@@ -4,7 +4,8 @@ Query parameters (all optional; unknown or malformed ones are ignored with a not
 
 * ``tab`` — ``explore``, ``corpus`` (Explore's corpus map), ``sts``, ``table1`` and ``cost`` (parts of
   the STS tab), ``why``, ``train``, ``models`` or ``talk``; ``view=talk`` opens the presenter view (the
-  Talk tab in large type);
+  Talk tab in large type); ``board`` — an audience board's code (its join link: the phone page),
+  with ``key`` its presenter's secret (the presenter's link), read by :mod:`.audience`;
 * ``set`` — a built-in example set (Explore), or ``sentences`` — the text box itself (one sentence
   per line, ``group | sentence`` allowed; links longer than :data:`MAX_LINK_CHARS` are not made);
 * ``models`` — comma-separated registry keys (variants such as ``glove-6b-50d+whiten`` too), for the
@@ -30,7 +31,7 @@ from ..views import MODEL_TABS, TABS, VIEWS
 SUB_TABS = {"corpus": "explore", "table1": "sts", "cost": "sts"}  # a link tab that is a part of another tab
 MAX_LINK_CHARS = 2000  # what every browser, chat app and slide tool keeps of a URL
 CHOICES = {"colour": ("groups", "clusters"), "clusters": ("kmeans", "hdbscan"), "data": ("dev", "test")}
-KNOWN = {"tab", "view", "set", "sentences", "models", "query", *CHOICES}
+KNOWN = {"tab", "view", "set", "sentences", "models", "query", "board", "key", *CHOICES}  # board, key: ui.audience
 
 
 class TabParts(NamedTuple):
@@ -84,7 +85,9 @@ def parse_link(params: Mapping[str, str]) -> LinkState:
     view = params.get("view", "").strip().lower()
     if view and view != "talk":
         notes.append(f"Ignored view={view[:40]!r}; the only view is talk (the presenter view).")
-    tab = params.get("tab", "").strip().lower() or ("talk" if view == "talk" else "")
+    # A board's join or presenter link opens the Audience tab (with view=talk: in the presenter's large type).
+    tab = params.get("tab", "").strip().lower() or ("audience" if params.get("board", "").strip() else "") or (
+        "talk" if view == "talk" else "")
     if tab:
         if tab in TABS:
             state.tab = tab

@@ -40,8 +40,24 @@
     if (top < 0 || top > window.innerHeight * 0.75) { element.scrollIntoView({behavior: "smooth", block: "start"}); }
   };
   const talkKeys = () => {
-    if (new URLSearchParams(window.location.search).get("view") === "talk") {
+    const params = new URLSearchParams(window.location.search);
+    if (params.get("view") === "talk") {
       document.body.classList.add("talk-mode");
+    }
+    if (params.get("board") && !params.get("key")) {  // an audience board's join link: the phone page
+      document.body.classList.add("join-mode");
+    }
+    if (params.get("key")) {
+      // The presenter's link: once the board is open (the page has read the secret), the secret leaves
+      // the address bar, which a projector would show.
+      const strip = new MutationObserver(() => {
+        if (!document.querySelector("#board-invite .board-invite")) { return; }
+        strip.disconnect();
+        params.delete("key");
+        const rest = params.toString();
+        history.replaceState(null, "", window.location.pathname + (rest ? "?" + rest : "") + window.location.hash);
+      });
+      strip.observe(document.body, {childList: true, subtree: true});
     }
     window.addEventListener("resize", scheduleFit);
     document.addEventListener("fullscreenchange", scheduleFit);

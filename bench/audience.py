@@ -1,0 +1,141 @@
+"""Audience board under load: 100 phones each sending 3 sentences within 60 s while the presenter's
+board refreshes every 2 s, with MiniLM (issue 23).
+
+Starts the app on loopback (a fresh models folder and an empty board store; the ONNX artefacts, the
+runtime choice and the UMAP compile cache of the user's cache folder are reused, as after any
+earlier start), creates a board through ``/board_create``, then:
+
+* ``--phones`` phones (default 100), each its own ``gradio_client.Client`` (its own session, as a
+  phone's browser), send 3 distinct STSb sentences at random moments of ``--seconds`` (default 60),
+  through ``/board_send`` (what the page's Send button calls);
+* the presenter asks ``/board_state`` every 2 s (the board's picture: the same work as the page's
+  timer) and notes when each accepted sentence first appears on it.
+
+Printed: the CPU, sends accepted / refused / failed, the sentences in SQLite against the accepted
+sends (lost = the difference), the send latency (p50/p95) and the time from an accepted send to the
+presenter's board (p50/p95/max; target p95 <= 5 s).
+
+    python bench/audience.py [--phones 100] [--seconds 60] [--model all-MiniLM-L6-v2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sqlite3
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from load import free_port, start_app, stop_app, wait_ready  # noqa: E402
+
+from sbert_demo.data.benchmarks import sts_split  # noqa: E402
+from sbert_demo.encoding.devices import cpu_name  # noqa: E402
+
+PER_PHONE = 3
+POLL_S = 2.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--phones", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    args = parser.parse_args()
+    from gradio_client import Client
+
+    dev = sts_split("dev")
+    pool = [s for s in dict.fromkeys([*dev.sentences1, *dev.sentences2]) if len(s) <= 200]
+    random.Random(0).shuffle(pool)
+    sentences = pool[: args.phones * PER_PHONE]
+    print(f"CPU: {cpu_name()}; {args.phones} phones x {PER_PHONE} sentences within {args.seconds:.0f} s; "
+          f"model {args.model}; the presenter refreshes every {POLL_S:.0f} s")
+
+    with tempfile.TemporaryDirectory(prefix="sbert-demo-audience-") as models_dir:
+        port = free_port()
+        server = start_app(port, models_dir, link=("onnx", "numba", "models", "runtime"))
+        url = f"http://127.0.0.1:{port}/"
+        try:
+            wait_ready(url, server=server)
+            presenter = Client(url, verbose=False)
+            code = presenter.predict(args.model, api_name="/board_create")["code"]
+            presenter.predict(code, api_name="/board_state")  # the presenter's page is open before the room joins
+            phones = [Client(url, verbose=False) for _ in range(args.phones)]
+            accepted: dict[str, float] = {}  # sentence -> when its send returned
+            refused, failed, send_s = [], [], []
+            seen: dict[str, float] = {}
+            lock = threading.Lock()
+            done = threading.Event()
+            start = time.monotonic()
+
+            def phone(index: int) -> None:
+                rng = random.Random(index)
+                moments = sorted(rng.uniform(0, args.seconds) for _ in range(PER_PHONE))
+                for k, moment in enumerate(moments):
+                    time.sleep(max(0.0, start + moment - time.monotonic()))
+                    text = sentences[index * PER_PHONE + k]
+                    sent = time.monotonic()
+                    try:
+                        phones[index].predict(code, text, api_name="/board_send")
+                        with lock:
+                            accepted[" ".join(text.split())] = time.monotonic()
+                            send_s.append(time.monotonic() - sent)
+                    except Exception as exc:  # noqa: BLE001 - a refusal or failure is what is counted
+                        with lock:
+                            (refused if "already on the board" in str(exc) or "minute" in str(exc)
+                             else failed).append(str(exc)[:160])
+
+            poll_failures: list[str] = []
+
+            def watch() -> None:
+                while not done.is_set():
+                    try:
+                        state = presenter.predict(code, api_name="/board_state")
+                    except Exception as exc:  # noqa: BLE001 - counted: the presenter's page would show it
+                        poll_failures.append(str(exc)[:160])
+                    else:
+                        now = time.monotonic()
+                        with lock:
+                            for item in state["sentences"]:
+                                seen.setdefault(item["text"], now)
+                    done.wait(POLL_S)
+
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
+            threads = [threading.Thread(target=phone, args=(i,)) for i in range(args.phones)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            time.sleep(2 * POLL_S + 1)  # the last sentences reach the board
+            done.set()
+            watcher.join()
+            stored = sqlite3.connect(Path(models_dir) / "cache" / "audience" / "boards.sqlite").execute(
+                "SELECT COUNT(*) FROM sentences WHERE board = ?", (code,)).fetchone()[0]
+        finally:
+            stop_app(server)
+
+    delays = np.array([seen[s] - t for s, t in accepted.items() if s in seen])
+    never = [s for s in accepted if s not in seen]
+    print(f"sends: {len(accepted)} accepted, {len(refused)} refused (duplicates, rate), {len(failed)} failed; "
+          f"presenter refreshes that failed: {len(poll_failures)}")
+    for message in failed[:5]:
+        print(f"  failed: {message}")
+    print(f"in SQLite: {stored} sentences; lost: {len(accepted) - stored}; never on the presenter's board: {len(never)}")
+    print(f"send latency: p50 {np.percentile(send_s, 50):.2f} s, p95 {np.percentile(send_s, 95):.2f} s")
+    if len(delays):
+        p95 = float(np.percentile(delays, 95))
+        print(f"accepted -> on the presenter's board: p50 {np.percentile(delays, 50):.2f} s, p95 {p95:.2f} s, "
+              f"max {delays.max():.2f} s (target p95 <= 5 s: {'met' if p95 <= 5 else 'NOT met'})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,358 @@
+"""Audience tab: the room sends sentences from phones, and they land live on the presenter's map.
+
+* **Join** (``?board=CODE``, the QR code's link): a phone-first page with one box and Send; after
+  sending, where the sentence landed (its nearest sentences on the board, with cosines, and its
+  cluster).
+* **Presenter** (``?board=CODE&key=SECRET``, the link shown once when the board is created): the
+  board's map (newest highlighted), clusters named by their words, the latest sentences'
+  similarities, the count and the closest pair, refreshed every two seconds without a click; the
+  model switched live re-projects the whole board. Lock, hide, clear and export need the secret.
+
+Endpoints: ``board_create``, ``board_join``, ``board_send``, ``board_state`` (anyone with the code)
+and ``board_lock``, ``board_hide``, ``board_clear``, ``board_model``, ``board_export`` (the secret).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+
+from ..audience.board import LATEST, closest_pair, landing, picture
+from ..audience.qr import qr_image
+from ..audience.store import (EXPORT_HEADERS, KEEP_HOURS, MAX_CHARS, MAX_SENTENCES, PER_MINUTE, board_store,
+                              export_rows, normalise_code)
+from ..explore import plots
+from ..explore.exports import write_table_csv
+from ..explore.similarity import cosine_matrix
+from ..models.registry import get_registry
+from ..models.kinds import EMBEDS
+from ..views import NAIVE_MODEL
+from . import snippets
+from .common import action, model_choices, user_errors
+from .model_select import Refresher
+
+REFRESH_SECONDS = 2.0
+
+
+def _sender(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or "api"
+
+
+def _base_url(request: gr.Request | None) -> str:
+    """The page's address as the presenter's browser sees it (behind a proxy such as Spaces too)."""
+    try:
+        referer = request.headers.get("referer")
+        if referer:  # the page the request came from, e.g. https://someone-sbert-demo.hf.space/?tab=audience
+            return referer.split("?")[0].split("#")[0]
+        from gradio.route_utils import get_root_url
+
+        return get_root_url(request.request, request.url.path, None) + "/"
+    except Exception:  # an API call without an HTTP request behind it: a relative link
+        return "/"
+
+
+def links(base: str, code: str, secret: str | None = None) -> tuple[str, str | None]:
+    """The join link (code only: safe for a slide and the QR code) and the presenter's link (with the secret)."""
+    base = base.split("?")[0]
+    join = f"{base}?board={code}"
+    return join, (f"{base}?board={code}&key={secret}" if secret else None)
+
+
+def _label(key: str) -> str:
+    try:
+        return get_registry().get(key).label
+    except ValueError:
+        return key
+
+
+# --- handlers ------------------------------------------------------------------------------------
+
+@user_errors
+def create_board(model: str, request: gr.Request) -> tuple:
+    """A new board under ``model``: (code, secret, the presenter's panel HTML, the model)."""
+    if not isinstance(model, str) or not get_registry().availability(model).available:
+        raise ValueError("Choose a model that is available here to create a board.")
+    board = board_store().create(model)
+    return board.code, board.secret, _invite(_base_url(request), board.code, board.secret), model
+
+
+def _invite(base: str, code: str, secret: str | None) -> str:
+    join, presenter = links(base, code, secret)
+    keep = ("" if presenter is None else  # folded: the screen is projected, the secret must not be
+            f'<details class="muted"><summary>Your presenter link (holds the board\'s secret: do not show it)</summary>'
+            f'<code>{html.escape(presenter)}</code><br>Lock, hide, clear and export need it; open it again to get '
+            f"back to this board.</details>")
+    return (f'<div class="board-invite">{qr_image(join, f"QR code: join board {code}")}'
+            f'<div><p class="board-code">Board <strong>{html.escape(code)}</strong></p>'
+            f'<p>Open <code>{html.escape(join)}</code> on your phone (or scan the code) and send a sentence.</p>'
+            f"{keep}</div></div>")
+
+
+@user_errors
+def api_create_board(model: str, request: gr.Request) -> dict:
+    """A new board under ``model``: its code, the presenter's secret (returned only here) and both links."""
+    code, secret, _, model = create_board(model, request)
+    join, presenter = links(_base_url(request), code, secret)
+    return {"code": code, "secret": secret, "model": model, "join_link": join, "presenter_link": presenter}
+
+
+@user_errors
+def api_lock(code: str, secret: str, locked: bool) -> str:
+    return _text(set_locked(code, secret, locked))
+
+
+@user_errors
+def api_hide(code: str, secret: str, sentence_id: int) -> str:
+    return _text(hide_sentence(code, secret, sentence_id))
+
+
+@user_errors
+def api_clear(code: str, secret: str) -> str:
+    return _text(clear_board(code, secret))
+
+
+@user_errors
+def api_model(code: str, secret: str, model: str) -> str:
+    return _text(set_model(code, secret, model))
+
+
+@user_errors
+def api_export(code: str, secret: str) -> str:
+    """The board as CSV text (every sentence, hidden ones marked), for the presenter's script."""
+    return Path(export_board(code, secret)).read_text(encoding="utf-8")
+
+
+def _text(message_html: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", message_html)).strip()
+
+
+@user_errors
+def join_board(code: str) -> dict:
+    """What a phone sees before sending: the board's model and how many sentences it holds."""
+    board = board_store().get(code)
+    count = len(board_store().sentences(board.code))
+    return {"code": board.code, "model": board.model, "model_label": _label(board.model), "sentences": count,
+            "locked": board.locked, "max_chars": MAX_CHARS}
+
+
+@user_errors
+def send_sentence(code: str, sentence: str, request: gr.Request) -> tuple[str, dict]:
+    """Put the sentence on the board and say where it landed: (the phone's HTML, the same as JSON)."""
+    store = board_store()
+    added = store.add(code, sentence, sender=_sender(request))
+    board = store.get(code)
+    landed = landing(board.model, store.sentences(board.code), added.id, board.code)
+    result = {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model,
+              "nearest": [{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest],
+              "cluster": landed.cluster}
+    return _landing_html(result), result
+
+
+def _landing_html(result: dict) -> str:
+    rows = "".join(f"<li><span class='num'>{item['cosine']:.2f}</span> {html.escape(item['sentence'])}</li>"
+                   for item in result["nearest"])
+    nearest = (f"<p>Closest on the board under {html.escape(_label(result['model']))}:</p><ol>{rows}</ol>" if rows
+               else "<p>You are the first on the board: look at the screen as others join.</p>")
+    cluster = (f"<p>It joined the group <strong>{html.escape(result['cluster'])}</strong>.</p>"
+               if result.get("cluster") else "")
+    return (f'<div class="notes notes-ok board-landed"><p>Sent: “{html.escape(result["sentence"])}”</p>'
+            f"{nearest}{cluster}</div>")
+
+
+def board_state(code: str) -> dict:
+    """Everything on the board as JSON: sentences (visible ones), clusters, the closest pair."""
+    store = board_store()
+    board = store.get(code)
+    sentences = store.sentences(board.code)
+    shown = picture(board.model, sentences, board.code)
+    pair = closest_pair(shown.embeddings) if len(sentences) >= 2 else None
+    return {"code": board.code, "model": board.model, "locked": board.locked, "count": len(sentences),
+            "sentences": [{"id": s.id, "text": s.text, "cluster": shown.cluster_names.get(c) if shown.coords is not None
+                           else None, "x": None if shown.coords is None else round(float(shown.coords[i, 0]), 4),
+                           "y": None if shown.coords is None else round(float(shown.coords[i, 1]), 4)}
+                          for i, (s, c) in enumerate(zip(sentences, shown.clusters or [0] * len(sentences)))],
+            "closest_pair": None if pair is None else {"a": sentences[pair[0]].text, "b": sentences[pair[1]].text,
+                                                       "cosine": pair[2]}}
+
+
+@user_errors
+def api_board_state(code: str) -> dict:
+    return board_state(code)
+
+
+def refresh(code: str | None, shown_key: str | None) -> tuple:
+    """The presenter's board, every two seconds: skipped when nothing changed since the last answer."""
+    if not code:
+        return gr.skip(), gr.skip(), gr.skip(), shown_key
+    try:
+        store = board_store()
+        board = store.get(code)
+        sentences = store.sentences(board.code)
+        key = f"{board.model}|{board.locked}|{','.join(str(s.id) for s in sentences)}"
+        if key == shown_key:
+            return gr.skip(), gr.skip(), gr.skip(), shown_key
+        shown = picture(board.model, sentences, board.code)
+    except ValueError as exc:
+        return snippets.message(str(exc), "error"), gr.skip(), gr.skip(), shown_key
+    return _summary(board, sentences, shown), _map(shown, board.model), _latest(shown, board.model), key
+
+
+def _summary(board, sentences, shown) -> str:
+    pair = closest_pair(shown.embeddings) if len(sentences) >= 2 else None
+    closest = ("" if pair is None else
+               f"<p>Closest pair so far (cosine {pair[2]:.2f}): “{html.escape(sentences[pair[0]].text)}” and "
+               f"“{html.escape(sentences[pair[1]].text)}”</p>")
+    state = " · <strong>closed</strong> to new sentences" if board.locked else ""
+    return (f'<div class="board-summary"><p><span class="stat-value">{len(sentences)}</span> sentences on board '
+            f"<strong>{html.escape(board.code)}</strong> under {html.escape(_label(board.model))}{state}</p>"
+            f"{closest}</div>")
+
+
+def _map(shown, model: str):
+    if shown.coords is None:
+        return None
+    names = [shown.cluster_names[c] for c in shown.clusters]
+    hover = [f"#{sentence_id} {text}" for sentence_id, text in zip(shown.ids, shown.sentences)]  # # to hide it by
+    figure = plots.scatter_map(shown.coords, hover, names,
+                               f"The room's sentences under {_label(model)}", note=f"{shown.method}; newest ringed")
+    newest = len(shown.sentences) - 1
+    figure.add_scatter(x=[shown.coords[newest, 0]], y=[shown.coords[newest, 1]], mode="markers", showlegend=False,
+                       marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=3, color="black")),
+                       hoverinfo="skip")
+    return figure
+
+
+def _latest(shown, model: str):
+    if len(shown.sentences) < 2:
+        return None
+    start = max(0, len(shown.sentences) - LATEST)
+    sim = cosine_matrix(np.asarray(shown.embeddings)[start:])
+    zmin, zmax = plots.shared_range([sim])
+    return plots.heatmap(sim, list(shown.sentences[start:]), f"The latest {len(sim)}: cosine under {_label(model)}",
+                         zmin, zmax)
+
+
+@user_errors
+def set_model(code: str, secret: str, model: str) -> str:
+    if not isinstance(model, str) or not get_registry().availability(model).available:
+        raise ValueError("Choose a model that is available here.")
+    board = board_store().set_model(code, secret, model)
+    return snippets.message(f"The board is now shown under {_label(board.model)}.", "info")
+
+
+@user_errors
+def set_locked(code: str, secret: str, locked: bool) -> str:
+    board = board_store().set_locked(code, secret, bool(locked))
+    return snippets.message("Closed to new sentences." if board.locked else "Open to new sentences.", "info")
+
+
+@user_errors
+def hide_sentence(code: str, secret: str, number: float | None) -> str:
+    if number is None or int(number) != number:
+        raise ValueError("Give the number of the sentence to hide (hover a point on the map to see it).")
+    board_store().hide(code, secret, int(number))
+    return snippets.message(f"Sentence #{int(number)} is hidden from the board.", "info")
+
+
+@user_errors
+def clear_board(code: str, secret: str) -> str:
+    removed = board_store().clear(code, secret)
+    return snippets.message(f"Cleared {removed} sentence(s).", "info")
+
+
+@user_errors
+def export_board(code: str, secret: str) -> str:
+    store = board_store()
+    board = store.check_secret(code, secret)
+    return str(write_table_csv(f"board-{board.code}", EXPORT_HEADERS, export_rows(store, board.code),
+                               empty="The board has no sentences yet."))
+
+
+@user_errors
+def export_for_page(code: str, secret: str) -> dict:
+    return gr.update(value=export_board(code, secret), visible=True)
+
+
+def open_from_link(request: gr.Request) -> tuple:
+    """``?board=CODE`` fills the phone's code box; ``&key=SECRET`` opens the presenter's board too."""
+    params = dict(getattr(request, "query_params", {}) or {})
+    code, secret = params.get("board"), params.get("key")
+    if not code:
+        return gr.skip(), None, None, gr.skip(), gr.skip()
+    try:
+        code = normalise_code(code)
+        if secret:
+            board = board_store().check_secret(code, secret)
+            return code, code, secret, _invite(_base_url(request), code, secret), board.model
+        board_store().get(code)
+        return code, None, None, gr.skip(), gr.skip()
+    except ValueError as exc:
+        return gr.skip(), None, None, snippets.message(str(exc), "error"), gr.skip()
+
+
+# --- layout and wiring ---------------------------------------------------------------------------
+
+def build_tab() -> list[Refresher]:
+    """Build the Audience tab inside the current ``gr.Tab``."""
+    gr.Markdown(f"The room joins in: create a board, show its QR code, and every sentence sent from a phone lands "
+                f"on the map within seconds. Sentences: at most {MAX_CHARS} characters, {PER_MINUTE} a minute per "
+                f"phone, {MAX_SENTENCES} a board; boards are removed after {KEEP_HOURS} hours.",
+                elem_classes="tab-intro", elem_id="board-intro")
+    with gr.Column(elem_id="board-join"):
+        gr.Markdown("### Send a sentence to the board", elem_classes="join-title")
+        code = gr.Textbox(label="Board code", max_lines=1, placeholder="e.g. KXQRT", elem_id="board-code")
+        sentence = gr.Textbox(label="Your sentence", max_lines=3, max_length=MAX_CHARS,
+                              placeholder="Any sentence: a question, a feeling, a fact…", elem_id="board-sentence")
+        send = gr.Button("Send", variant="primary", size="lg", elem_id="board-send")
+        landed = gr.HTML(elem_id="board-landed")
+    landed_json = gr.JSON(visible=False)
+    with gr.Accordion("Presenter: the board on the screen", open=True, elem_id="board-presenter"):
+        with gr.Row(equal_height=True):
+            model = gr.Dropdown(model_choices(available_only=True, needs=EMBEDS), value=NAIVE_MODEL,
+                                label="Model (switch it live: the board re-projects)", elem_id="board-model", scale=3)
+            create = gr.Button("Create a board", variant="primary", scale=1, elem_id="board-create")
+        with gr.Row(equal_height=False):  # the QR code beside the map: one projector screen
+            with gr.Column(scale=1, min_width=320):
+                invite = gr.HTML(elem_id="board-invite")
+                summary = gr.HTML(elem_id="board-summary")
+            with gr.Column(scale=2, min_width=320):
+                board_map = gr.Plot(show_label=False, elem_id="board-map")
+        latest = gr.Plot(show_label=False, elem_id="board-latest")
+        with gr.Row(equal_height=True):
+            lock = gr.Checkbox(label="Closed to new sentences", elem_id="board-lock")
+            hide_number = gr.Number(label="Hide sentence # (its number on the map)", precision=0, value=None,
+                                    elem_id="board-hide-number")
+            hide = gr.Button("Hide", elem_id="board-hide")
+            clear = gr.Button("Clear the board", variant="stop", elem_id="board-clear")
+            export = gr.Button("Export CSV", elem_id="board-export")
+        notes = gr.HTML(elem_id="board-notes")
+        exported = gr.File(label="The board as CSV", interactive=False, visible=False, elem_id="board-file")
+    board_code, secret, shown_key = gr.State(None), gr.State(None), gr.State(None)
+    timer = gr.Timer(REFRESH_SECONDS)
+    quiet = dict(queue=False, show_progress="hidden", api_visibility="private")
+
+    gr.on(None, open_from_link, None, [code, board_code, secret, invite, model], **quiet)  # on page load
+    action([create.click], create_board, model, [board_code, secret, invite, model], failures_to=invite,
+           api_visibility="private", concurrency_id="board")
+    action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json], failures_to=landed,
+           api_name="board_send", concurrency_id="board-send", concurrency_limit=4).then(
+        lambda: "", None, sentence, **quiet)
+    timer.tick(refresh, [board_code, shown_key], [summary, board_map, latest, shown_key],
+               show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",
+               concurrency_limit=2)
+    presenter = dict(failures_to=notes, api_visibility="private", queue=False, show_progress="hidden")
+    action([model.input], set_model, [board_code, secret, model], notes, **presenter)
+    action([lock.input], set_locked, [board_code, secret, lock], notes, **presenter)
+    action([hide.click], hide_sentence, [board_code, secret, hide_number], notes, **presenter)
+    action([clear.click], clear_board, [board_code, secret], notes, **presenter)
+    action([export.click], export_for_page, [board_code, secret], exported, failures_to=notes, api_visibility="private")
+    # The same for scripts (the presenter's code and secret are arguments there, not page state).
+    for fn, name in ((api_create_board, "board_create"), (join_board, "board_join"), (api_board_state, "board_state"),
+                     (api_lock, "board_lock"), (api_hide, "board_hide"), (api_clear, "board_clear"),
+                     (api_model, "board_model"), (api_export, "board_export")):
+        gr.api(fn, api_name=name, queue=False)
+    return [Refresher(lambda value: gr.update(choices=model_choices(available_only=True, needs=EMBEDS)), model)]

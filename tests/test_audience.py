@@ -1,0 +1,200 @@
+"""Audience boards: the store's limits and secret, what a board shows, the CSV, the CLI (issue 23).
+
+Hostile input from the issue: script/HTML and formula prefixes in sentences, a 10 kB sentence, 600
+sends to one board, 20 sends a minute from one session, bad board codes, a guessed presenter secret,
+and a hundred phones sending at once (nothing lost).
+"""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from sbert_demo.audience import board as board_view
+from sbert_demo.audience.store import (KEEP_HOURS, MAX_CHARS, MAX_SENTENCES, PER_MINUTE, BoardStore, export_rows,
+                                       normalise_code)
+from sbert_demo.explore.exports import write_table_csv
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> BoardStore:
+    return BoardStore(tmp_path / "boards.sqlite")
+
+
+def test_a_board_keeps_its_sentences_across_a_restart(store: BoardStore, tmp_path: Path) -> None:
+    board = store.create("glove-6b-50d")
+    assert len(board.code) == 5 and board.secret and "I" not in board.code and "O" not in board.code
+    for i, text in enumerate(["A cat sleeps.", "A dog barks.", "Stocks fell."]):
+        store.add(board.code, text, sender=f"phone-{i}")
+    again = BoardStore(tmp_path / "boards.sqlite")  # the app started again
+    assert [s.text for s in again.sentences(board.code.lower())] == ["A cat sleeps.", "A dog barks.", "Stocks fell."]
+    assert again.get(f" {board.code[:2]} {board.code[2:]} ").model == "glove-6b-50d"  # typed with spaces
+
+
+@pytest.mark.parametrize("code", ["", "ABCD", "ABCDEF", "ABC1E", "ABCIO", "<script>", "x" * 10_000, None, 12345])
+def test_bad_board_codes_get_a_sentence(store: BoardStore, code) -> None:
+    with pytest.raises(ValueError, match="board code|Give the board"):
+        normalise_code(code)
+    with pytest.raises(ValueError):
+        store.add(code, "A sentence.", sender="phone")
+
+
+def test_an_unknown_board_says_so(store: BoardStore) -> None:
+    with pytest.raises(ValueError, match="There is no board ABCDE"):
+        store.get("abcde")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"), ("   ", "empty"), ("\u200b\u200e \u2060", "empty"), (None, "must be text"),
+    ("x" * (MAX_CHARS + 1), f"keep it to {MAX_CHARS}"), ("y" * 10_000, "limit here is"),
+])
+def test_sentences_that_cannot_go_on_the_board(store: BoardStore, text, message) -> None:
+    board = store.create("glove-6b-50d")
+    with pytest.raises(ValueError, match=message):
+        store.add(board.code, text, sender="phone")
+    assert store.sentences(board.code) == []
+
+
+def test_duplicates_case_and_spacing_aside_are_refused(store: BoardStore) -> None:
+    board = store.create("glove-6b-50d")
+    store.add(board.code, "A cat  sleeps.", sender="a")
+    with pytest.raises(ValueError, match="already on the board"):
+        store.add(board.code, " a CAT sleeps.\u200b", sender="b")
+    assert [s.text for s in store.sentences(board.code)] == ["A cat sleeps."]  # stored cleaned
+
+
+def test_twenty_sends_a_minute_from_one_session(store: BoardStore) -> None:
+    board = store.create("glove-6b-50d")
+    outcomes = []
+    for i in range(20):
+        try:
+            store.add(board.code, f"Sentence number {i}.", sender="one-phone", now=1000.0 + i * 3)
+            outcomes.append("ok")
+        except ValueError as exc:
+            outcomes.append(str(exc))
+    assert outcomes[:PER_MINUTE] == ["ok"] * PER_MINUTE  # 3 in any 60 s, the other 17 refused, saying why
+    assert all("in the last minute" in o for o in outcomes[PER_MINUTE:]), outcomes
+    store.add(board.code, "Another phone is not slowed down.", sender="other-phone", now=1030.0)
+    store.add(board.code, "A minute after the first, the phone may send again.", sender="one-phone", now=1061.0)
+
+
+def test_six_hundred_sends_fill_the_board_at_five_hundred(store: BoardStore) -> None:
+    board = store.create("glove-6b-50d")
+    refused = []
+    for i in range(600):
+        try:
+            store.add(board.code, f"Sentence {i}.", sender=f"phone-{i}")
+        except ValueError as exc:
+            refused.append(str(exc))
+    assert len(store.sentences(board.code)) == MAX_SENTENCES
+    assert len(refused) == 100 and set(refused) == {f"The board is full ({MAX_SENTENCES} sentences)."}
+
+
+def test_a_hundred_phones_at_once_lose_nothing(store: BoardStore) -> None:
+    board = store.create("glove-6b-50d")
+    accepted, errors = [], []
+
+    def phone(n: int) -> None:
+        for k in range(3):
+            try:
+                accepted.append(store.add(board.code, f"Phone {n} says {k}.", sender=f"phone-{n}").id)
+            except Exception as exc:  # noqa: BLE001 - any failure is what this test looks for
+                errors.append(repr(exc))
+
+    threads = [threading.Thread(target=phone, args=(n,)) for n in range(100)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(accepted) == 300
+    assert sorted(s.id for s in store.sentences(board.code)) == sorted(accepted)
+
+
+def test_presenter_actions_need_the_secret(store: BoardStore) -> None:
+    board = store.create("glove-6b-50d")
+    sentence = store.add(board.code, "Hide me.", sender="a")
+    for guess in ("", None, "guess", board.secret[:-1], board.secret + "x", "' OR 1=1 --"):
+        for act in (lambda: store.set_locked(board.code, guess, True), lambda: store.clear(board.code, guess),
+                    lambda: store.hide(board.code, guess, sentence.id),
+                    lambda: store.set_model(board.code, guess, "all-MiniLM-L6-v2")):
+            with pytest.raises(ValueError, match="Only the presenter"):
+                act()
+    assert not store.get(board.code).locked and len(store.sentences(board.code)) == 1
+    store.hide(board.code, board.secret, sentence.id)
+    assert store.sentences(board.code) == [] and store.sentences(board.code, include_hidden=True)[0].hidden
+    store.set_locked(board.code, board.secret, True)
+    with pytest.raises(ValueError, match="closed this board"):
+        store.add(board.code, "Too late.", sender="b")
+    assert store.set_model(board.code, board.secret, "all-MiniLM-L6-v2").model == "all-MiniLM-L6-v2"
+    assert store.clear(board.code, board.secret) == 1
+
+
+def test_boards_older_than_the_limit_are_removed(store: BoardStore) -> None:
+    old = store.create("glove-6b-50d", now=0.0)
+    store.create("glove-6b-50d", now=KEEP_HOURS * 3600 + 1.0)
+    with pytest.raises(ValueError, match="There is no board"):
+        store.get(old.code)
+
+
+def test_where_a_sentence_landed(store: BoardStore) -> None:
+    board = store.create("glove-6b-50d")
+    texts = ["The cat sleeps on the sofa.", "A kitten naps on the couch.", "Stock markets fell sharply today.",
+             "Shares dropped on the stock exchange.", "The cat is sleeping on the couch."]
+    for i, text in enumerate(texts):
+        store.add(board.code, text, sender=f"p{i}")
+    sentences = store.sentences(board.code)
+    shown = board_view.picture("glove-6b-50d", sentences, board.code)
+    assert shown.coords.shape == (5, 2) and len(shown.clusters) == 5 and shown.method == "PCA"
+    landed = board_view.landing("glove-6b-50d", sentences, sentences[-1].id, board.code)
+    assert landed.nearest[0][0] in texts[:2] and len(landed.nearest) == 3
+    assert landed.nearest[0][1] >= landed.nearest[1][1] >= landed.nearest[2][1]
+    assert landed.cluster == shown.cluster_names[shown.clusters[-1]]
+    assert board_view.picture("glove-6b-50d", sentences, board.code) is shown  # the next refresh computes nothing
+    i, j, cosine = board_view.closest_pair(shown.embeddings)
+    assert {texts[i], texts[j]} <= set(texts) and 0 < cosine <= 1
+
+
+def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStore) -> None:
+    from sbert_demo.ui.audience import _landing_html, _map
+
+    board = store.create("glove-6b-50d")
+    evil = ['<script>alert(1)</script> hi', '=HYPERLINK("http://x","click")', '+1+cmd|calc', '@SUM(A1)',
+            '<img src=x onerror=alert(2)>']
+    for i, text in enumerate(evil):
+        store.add(board.code, text, sender=f"p{i}")
+    sentences = store.sentences(board.code)
+    shown = board_view.picture("glove-6b-50d", sentences)
+    result = {"sentence": evil[0], "model": "glove-6b-50d", "cluster": "<b>x</b>",
+              "nearest": [{"sentence": evil[4], "cosine": 0.5}]}
+    page = _landing_html(result)
+    assert "<script>" not in page and "<img" not in page and "&lt;script&gt;" in page and "&lt;b&gt;x" in page
+    figure = _map(shown, "glove-6b-50d").to_json()
+    assert "<script>" not in figure and "<img" not in figure
+    path = write_table_csv("board", ["id", "sentence", "sent", "hidden"], export_rows(store, board.code))
+    cells = [row[1] for row in csv.reader(path.open(encoding="utf-8"))][1:]
+    assert cells[0] == evil[0] and all(cell.startswith("'") for cell in cells[1:4]) and cells[4] == evil[4]
+
+
+def test_the_cli_exports_a_board(store: BoardStore, tmp_path: Path) -> None:
+    board = store.create("glove-6b-50d")
+    store.add(board.code, "=1+1", sender="a")
+    store.add(board.code, "A plain sentence.", sender="b")
+    env = {"SBERT_DEMO_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    (tmp_path / "cache" / "audience").mkdir(parents=True)
+    store.path.rename(tmp_path / "cache" / "audience" / "boards.sqlite")
+    out = tmp_path / "board.csv"
+    done = subprocess.run([sys.executable, "-m", "sbert_demo", "board", "export", board.code.lower(), "--out", str(out)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader(out.open(encoding="utf-8")))
+    assert rows[0] == ["id", "sentence", "sent (UTC)", "hidden"] and [r[1] for r in rows[1:]] == ["'=1+1", "A plain sentence."]
+    missing = subprocess.run([sys.executable, "-m", "sbert_demo", "board", "export", "QQQQQ"], cwd=REPO, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "There is no board QQQQQ" in missing.stderr and "Traceback" not in missing.stderr
