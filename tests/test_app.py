@@ -35,7 +35,9 @@ from sbert_demo.plot_style import FAMILY_COLORS
 from sbert_demo.ui.app import build_app, configure_queue, launch_options
 from sbert_demo.ui.model_select import refresh_models
 
-ENDPOINTS = {"explore", "rank", "corpus_map", "sts", "explain", "anisotropy", "before_after", "models", "add_model"}  # all but Train's
+ENDPOINTS = {"explore", "rank", "corpus_map", "sts", "explain", "anisotropy", "before_after", "models", "add_model",
+             "board_create", "board_join", "board_send", "board_state", "board_lock", "board_hide", "board_clear",
+             "board_model", "board_export"}  # all but Train's
 GROUPED = """animals | a dog is running on the grass
 animals | two dogs run on the grass
 animals | a cat is sleeping on the bed
@@ -72,7 +74,7 @@ def test_app_builds_without_launching_and_names_each_tabs_main_action() -> None:
     assert ENDPOINTS <= set(endpoints)  # the Train tab, when present, adds its own
     tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
     assert tabs[:4] == ["Explore", "Compare sentences", "Corpus map (up to 20,000 sentences)", "STS benchmark"]
-    assert tabs[-2:] == ["Models", "Talk"]
+    assert tabs[-3:] == ["Models", "Talk", "Audience"]
     # Long jobs of one tab never share a concurrency group with another tab's.
     assert endpoints["sts"].concurrency_id != endpoints["explore"].concurrency_id
     assert endpoints["sts"].concurrency_limit == 1
@@ -109,7 +111,7 @@ def test_a_train_tab_module_is_included_after_sts(monkeypatch: pytest.MonkeyPatc
     assert tabs == ["Explore", "Compare sentences", "Corpus map (up to 20,000 sentences)", "STS benchmark",
                     "STS benchmark", "Table 1: seven STS sets", "The cost: cross- vs bi-encoder",
                     "Why naive fails", "Explain a pair", "The cone (anisotropy)",
-                    "Before / after training", "Train", "Models", "Talk"]
+                    "Before / after training", "Train", "Models", "Talk", "Audience"]
 
 
 def test_launch_options_carry_theme_and_css() -> None:

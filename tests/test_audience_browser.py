@@ -9,15 +9,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import write_tiny_sts
-from test_browser import ARTIFACTS, REPO, browser, free_port, start_app  # noqa: F401
+from test_browser import ARTIFACTS, browser, free_port, launch, start_app  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -108,22 +106,8 @@ def test_a_killed_app_keeps_every_sentence(tmp_path: Path) -> None:
            "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
 
     def start() -> tuple[subprocess.Popen, str]:
-        port = free_port()
-        log = open(ARTIFACTS / "server-board-restart.log", "a", encoding="utf-8")
-        server = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=REPO, env=env, stdout=log,
-                                  stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(url, timeout=2)
-                return server, url
-            except OSError:
-                time.sleep(0.5)
-        server.kill()
-        pytest.fail("app.py did not answer within 120 s")
+        return launch(env, ["--port", str(free_port())], "server-board-restart.log")
 
-    ARTIFACTS.mkdir(exist_ok=True)
     server, url = start()
     try:
         made = _client(url).predict("glove-6b-50d", api_name="/board_create")

@@ -50,32 +50,41 @@ def start_app(root: Path, data_dir: Path, log_name: str) -> Iterator[str]:
     yield from serve(env, ["--port", str(free_port())], log_name)
 
 
-def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable,
-          cwd: Path = REPO, timeout: float = 120, port: str | None = None) -> Iterator[str]:
-    """Run ``python app.py [arguments]`` in ``cwd`` (the repository) with ``env``; yield its URL once it answers.
+def launch(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable,
+           cwd: Path = REPO, timeout: float = 120, port: str | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``python app.py [arguments]`` in ``cwd`` with ``env``; return (the process, its URL) once it answers.
 
-    The port comes from ``--port`` in ``arguments``, else ``port`` (e.g. set through GRADIO_SERVER_PORT), else 7860.
+    The port comes from ``--port`` in ``arguments``, else ``port`` (e.g. set through GRADIO_SERVER_PORT), else
+    7860. The log goes to ``test-artifacts/<log_name>`` (appended to, so a restarted app adds to it).
     """
     port = arguments[arguments.index("--port") + 1] if "--port" in arguments else port or "7860"
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / log_name, "w", encoding="utf-8")
-    server = subprocess.Popen([python, "app.py", *arguments], cwd=cwd, env=env,
-                              stdout=log, stderr=subprocess.STDOUT)
+    log = open(ARTIFACTS / log_name, "a", encoding="utf-8")
+    server = subprocess.Popen([python, "app.py", *arguments], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()  # the child keeps its own handle
     url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + timeout
+    while True:
+        if server.poll() is not None:
+            pytest.fail(f"app.py exited with {server.returncode}; see {ARTIFACTS / log_name}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return server, url
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            server.kill()
+            pytest.fail(f"app.py did not answer within {timeout:.0f} s; see {ARTIFACTS / log_name}")
+        time.sleep(0.5)
+
+
+def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable,
+          cwd: Path = REPO, timeout: float = 120, port: str | None = None) -> Iterator[str]:
+    """:func:`launch`, yield its URL, and stop the app afterwards."""
+    (ARTIFACTS / log_name).unlink(missing_ok=True)
+    server, url = launch(env, arguments, log_name, python, cwd, timeout, port)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"app.py exited with {server.returncode}; see {log.name}")
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"app.py did not answer within {timeout:.0f} s; see {log.name}")
-            time.sleep(0.5)
         yield url
     finally:
         server.terminate()
@@ -83,7 +92,6 @@ def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str 
             server.wait(timeout=15)
         except subprocess.TimeoutExpired:
             server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 
 PHONES = [(390, 844), (360, 800)]
 LAPTOP = (1366, 768)
-TABS = ["Explore", "STS benchmark", "Why naive fails", "Train", "Models", "Talk"]
+TABS = ["Explore", "STS benchmark", "Why naive fails", "Train", "Models", "Talk", "Audience"]
 # tab, the part of it to open (or None), its main button (the Models tab: its table)
 MAIN_BUTTONS = [("Explore", None, "#explore-run"), ("STS benchmark", None, "#sts-run"),
                 ("STS benchmark", "Table 1: seven STS sets", "#table1-run"),

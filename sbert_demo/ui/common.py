@@ -99,56 +99,39 @@ def action(triggers: Iterable, fn: Callable, inputs, outputs, *, failures_to: gr
     return event
 
 
-def _failures_inline(fn: Callable) -> Callable:
-    """``fn`` whose :class:`gr.Error` carries ``visible=False``: :func:`action` shows the sentence in
-    the page, so Gradio's toast would only show it a second time."""
+def _converting(handler: Callable, catch: type[BaseException], convert: Callable[[BaseException], BaseException]) -> Callable:
+    """``handler`` (plain or generator) whose ``catch`` exceptions are raised as ``convert(exc)``."""
+    if inspect.isgeneratorfunction(handler):
 
-    def quiet(error: gr.Error) -> gr.Error:
-        return gr.Error(error.message, duration=error.duration, visible=False, title=error.title,
-                        print_exception=False)
-
-    if inspect.isgeneratorfunction(fn):
-
-        @functools.wraps(fn)
+        @functools.wraps(handler)
         def generator(*args, **kwargs):
             try:
-                yield from fn(*args, **kwargs)
-            except gr.Error as error:
-                raise quiet(error) from error
+                yield from handler(*args, **kwargs)
+            except catch as exc:
+                raise convert(exc) from exc
 
         return generator
 
-    @functools.wraps(fn)
+    @functools.wraps(handler)
     def plain(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
-        except gr.Error as error:
-            raise quiet(error) from error
+            return handler(*args, **kwargs)
+        except catch as exc:
+            raise convert(exc) from exc
 
     return plain
 
 
+def _failures_inline(fn: Callable) -> Callable:
+    """``fn`` whose :class:`gr.Error` carries ``visible=False``: :func:`action` shows the sentence in
+    the page, so Gradio's toast would only show it a second time."""
+    return _converting(fn, gr.Error, lambda error: gr.Error(error.message, duration=error.duration, visible=False,
+                                                            title=error.title, print_exception=False))
+
+
 def user_errors(handler: Callable) -> Callable:
     """Decorate a UI handler (plain or generator) so failures reach the user as sentences."""
-    if inspect.isgeneratorfunction(handler):
-
-        @functools.wraps(handler)
-        def wrapped_generator(*args, **kwargs):
-            try:
-                yield from handler(*args, **kwargs)
-            except Exception as exc:
-                raise to_gr_error(exc) from exc
-
-        return wrapped_generator
-
-    @functools.wraps(handler)
-    def wrapped(*args, **kwargs):
-        try:
-            return handler(*args, **kwargs)
-        except Exception as exc:
-            raise to_gr_error(exc) from exc
-
-    return wrapped
+    return _converting(handler, Exception, to_gr_error)
 
 
 def warn_once_about_the_cache() -> None:
