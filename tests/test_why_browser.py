@@ -74,6 +74,7 @@ def assert_fits_each_projector(page, number: int) -> None:
     page.set_viewport_size({"width": PROJECTORS[0][0], "height": PROJECTORS[0][1]})
 
 
+@pytest.mark.slow  # ~3.5 min: every step computed from an empty cache (CI runs it with the slow checks)
 def test_presenter_view_runs_its_seven_steps_from_a_cold_start(browser, why_app: str) -> None:
     """First in this module: the app's cache is empty (no embeddings, no fitted fixes). On a projector
     (1280x720), each step checked at three projector sizes."""
@@ -98,6 +99,12 @@ def test_presenter_view_runs_its_seven_steps_from_a_cold_start(browser, why_app:
         shoot(page, f"talk-{number}.png")
     page.keyboard.press("ArrowLeft")
     page.wait_for_function("document.querySelector('#talk-title').innerText.includes('6 / 7')")
+    page.keyboard.press("q")  # the room follows along: a QR code of the presenter view over the step
+    page.wait_for_selector("#talk-qr img.qr", state="visible")
+    assert "?view=talk" in page.inner_text("#talk-qr")
+    shoot(page, "talk-qr.png")
+    page.keyboard.press("q")
+    page.wait_for_selector("#talk-qr img.qr", state="hidden")
     context.close()
 
 

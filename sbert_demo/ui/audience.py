@@ -33,26 +33,19 @@ from ..models.kinds import EMBEDS
 from ..views import NAIVE_MODEL
 from . import snippets
 from .common import action, model_choices, user_errors
+from .links import page_address
 from .model_select import Refresher
 
 REFRESH_SECONDS = 2.0
 
 
+def _live() -> dict:
+    """The update that starts the presenter's two-second refresh (a new dict each time: Gradio consumes it)."""
+    return gr.update(active=True)
+
+
 def _sender(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or "api"
-
-
-def _base_url(request: gr.Request | None) -> str:
-    """The page's address as the presenter's browser sees it (behind a proxy such as Spaces too)."""
-    try:
-        referer = request.headers.get("referer")
-        if referer:  # the page the request came from, e.g. https://someone-sbert-demo.hf.space/?tab=audience
-            return referer.split("?")[0].split("#")[0]
-        from gradio.route_utils import get_root_url
-
-        return get_root_url(request.request, request.url.path, None) + "/"
-    except Exception:  # an API call without an HTTP request behind it: a relative link
-        return "/"
 
 
 def links(base: str, code: str, secret: str | None = None) -> tuple[str, str | None]:
@@ -73,11 +66,11 @@ def _label(key: str) -> str:
 
 @user_errors
 def create_board(model: str, request: gr.Request) -> tuple:
-    """A new board under ``model``: (code, secret, the presenter's panel HTML, the model)."""
+    """A new board under ``model``: (code, secret, the presenter's panel HTML, the model, the timer started)."""
     if not isinstance(model, str) or not get_registry().availability(model).available:
         raise ValueError("Choose a model that is available here to create a board.")
     board = board_store().create(model)
-    return board.code, board.secret, _invite(_base_url(request), board.code, board.secret), model
+    return board.code, board.secret, _invite(page_address(request), board.code, board.secret), model, _live()
 
 
 def _invite(base: str, code: str, secret: str | None) -> str:
@@ -95,8 +88,8 @@ def _invite(base: str, code: str, secret: str | None) -> str:
 @user_errors
 def api_create_board(model: str, request: gr.Request) -> dict:
     """A new board under ``model``: its code, the presenter's secret (returned only here) and both links."""
-    code, secret, _, model = create_board(model, request)
-    join, presenter = links(_base_url(request), code, secret)
+    code, secret, _, model, _ = create_board(model, request)
+    join, presenter = links(page_address(request), code, secret)
     return {"code": code, "secret": secret, "model": model, "join_link": join, "presenter_link": presenter}
 
 
@@ -282,16 +275,16 @@ def open_from_link(request: gr.Request) -> tuple:
     params = dict(getattr(request, "query_params", {}) or {})
     code, secret = params.get("board"), params.get("key")
     if not code:
-        return gr.skip(), None, None, gr.skip(), gr.skip()
+        return gr.skip(), None, None, gr.skip(), gr.skip(), gr.skip()
     try:
         code = normalise_code(code)
         if secret:
             board = board_store().check_secret(code, secret)
-            return code, code, secret, _invite(_base_url(request), code, secret), board.model
+            return code, code, secret, _invite(page_address(request), code, secret), board.model, _live()
         board_store().get(code)
-        return code, None, None, gr.skip(), gr.skip()
+        return code, None, None, gr.skip(), gr.skip(), gr.skip()
     except ValueError as exc:
-        return gr.skip(), None, None, snippets.message(str(exc), "error"), gr.skip()
+        return gr.skip(), None, None, snippets.message(str(exc), "error"), gr.skip(), gr.skip()
 
 
 # --- layout and wiring ---------------------------------------------------------------------------
@@ -332,11 +325,13 @@ def build_tab() -> list[Refresher]:
         notes = gr.HTML(elem_id="board-notes")
         exported = gr.File(label="The board as CSV", interactive=False, visible=False, elem_id="board-file")
     board_code, secret, shown_key = gr.State(None), gr.State(None), gr.State(None)
-    timer = gr.Timer(REFRESH_SECONDS)
+    # Ticks only on the presenter's page, once a board is open there: every other page (a phone, any
+    # other tab) would otherwise ask the server every two seconds for nothing.
+    timer = gr.Timer(REFRESH_SECONDS, active=False)
     quiet = dict(queue=False, show_progress="hidden", api_visibility="private")
 
-    gr.on(None, open_from_link, None, [code, board_code, secret, invite, model], **quiet)  # on page load
-    action([create.click], create_board, model, [board_code, secret, invite, model], failures_to=invite,
+    gr.on(None, open_from_link, None, [code, board_code, secret, invite, model, timer], **quiet)  # on page load
+    action([create.click], create_board, model, [board_code, secret, invite, model, timer], failures_to=invite,
            api_visibility="private", concurrency_id="board")
     action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json], failures_to=landed,
            api_name="board_send", concurrency_id="board-send", concurrency_limit=4).then(

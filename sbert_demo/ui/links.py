@@ -169,3 +169,17 @@ def make_link(tab: str, *, example: str | None = None, text: str | None = None,
         note = (f"These sentences do not fit in a link (links hold up to {MAX_LINK_CHARS:,} characters): the "
                 "link keeps the models and options. Share the sentences as a file and upload it.")
     return link, note
+
+
+def page_address(request: object) -> str:
+    """The page's address without its query, as the browser sees it (behind a proxy such as Spaces too):
+    the base of a link or QR code the app shows. ``"/"`` when no HTTP request is behind the call."""
+    try:
+        referer = request.headers.get("referer")
+        if referer:  # the page the request came from, e.g. https://someone-sbert-demo.hf.space/?tab=talk
+            return referer.split("?")[0].split("#")[0]
+        from gradio.route_utils import get_root_url
+
+        return get_root_url(request.request, request.url.path, None) + "/"
+    except Exception:  # an API call without an HTTP request behind it: a relative link
+        return "/"

@@ -11,13 +11,15 @@ from a cold start with a progress bar, through the same core as the other tabs:
 6. the cost: a cross-encoder on every pair against a bi-encoder, timed on this machine;
 7. training: siamese GloVe on the shipped NLI pairs, a few seconds, the dev curve rising.
 
-Keys: → / PageDown / N for the next step, ← / PageUp / P for the previous one, F for full screen.
+Keys: → / PageDown / N for the next step, ← / PageUp / P for the previous one, F for full screen,
+Q for a QR code of the presenter view (the room follows along on their phones).
 In the presenter view only the step shows (no header or tabs) and its figure is sized to the screen
 that is left (``page.js``), at projector, laptop and phone sizes alike.
 """
 
 from __future__ import annotations
 
+import html
 import inspect
 import time
 from collections.abc import Callable
@@ -28,6 +30,7 @@ import gradio as gr
 from ..analysis import plots as why_plots
 from ..analysis.anisotropy import anisotropy_many
 from ..analysis.explanation import explain_pair
+from ..audience.qr import qr_image
 from ..benchmark import plots as benchmark_plots
 from ..benchmark.cost import PAPER as COST_PAPER
 from ..benchmark.cost import measure_cost
@@ -45,6 +48,7 @@ from ..training import config_for, training_jobs
 from ..training.curves import training_curves
 from ..views import VIEWS
 from .common import action, user_errors
+from .links import page_address
 from .sts import bar_chart
 
 NAIVE, SIAMESE = VIEWS["talk"].default_models
@@ -184,6 +188,14 @@ STEPS = [
 ]
 
 
+def follow_along(request: gr.Request) -> str:
+    """The presenter view's QR code (Q or the QR button shows it over the step): the room opens the
+    same seven steps on their phones."""
+    link = page_address(request) + "?view=talk"
+    return (f'<div class="talk-qr-card">{qr_image(link, "QR code: open the presenter view on your phone")}'
+            f"<p>Follow along on your phone:<br><code>{html.escape(link)}</code></p></div>")
+
+
 @user_errors
 def show_step(step: int | None, progress=gr.Progress()):
     """Yield (title, caption, left figure, right figure) for step ``step`` (0-based)."""
@@ -212,6 +224,7 @@ def build_tab() -> list:
         step = gr.Radio([(f"{i + 1}. {s.name}", i) for i, s in enumerate(STEPS)], value=None,
                         show_label=False, elem_id="talk-steps")
         forward = gr.Button("Next ▶", variant="primary", scale=0, min_width=110, elem_id="talk-next")
+        qr = gr.Button("QR", scale=0, min_width=70, elem_id="talk-qr-button")
         present = gr.Button("Present", scale=0, min_width=110, elem_id="talk-present")
     title = gr.Markdown(f"## {len(STEPS)} steps: why siamese sentence embeddings beat naive ones", elem_classes="talk-title",
                         elem_id="talk-title")
@@ -226,6 +239,9 @@ def build_tab() -> list:
                   api_visibility="private")
     back.click(lambda s: move(s, -1), step, step, queue=False, api_visibility="private")
     present.click(None, js="() => window.sbertDemoPresent()")  # a call into page.js, whose function it is
+    qr_card = gr.HTML(elem_id="talk-qr")  # shown over the step by page.js (the QR button or Q)
+    qr.click(None, js="() => window.sbertDemoQr()")
+    gr.on(None, follow_along, None, qr_card, queue=False, show_progress="hidden", api_visibility="private")
     action([step.change], show_step, step, [title, caption, left, right], failures_to=failure,
            api_name="talk_step", concurrency_id="talk", show_progress_on=left)
     return []

@@ -1,6 +1,6 @@
 () => {
-  // The page's script, run once when the app has loaded (Blocks.launch(js=...)): the presenter
-  // view's keys and fit to the screen, an SVG button beside the camera of every Plotly figure's toolbar,
+  // The page's script, run once when the app has loaded (Blocks.launch(js=...)): the modes a link
+  // asks for (presenter view, join page, presenter's board), the presenter view's keys and fit to the screen, an SVG button beside the camera of every Plotly figure's toolbar,
   // and heatmap cell numbers only where the cells can hold them.
   const talkFit = () => {
     // In the presenter view every figure is as tall as the room left under the step's text, so a
@@ -32,6 +32,10 @@
     if (!on && document.fullscreenElement) { document.exitFullscreen?.().catch(() => {}); }
     scheduleFit();
   };
+  window.sbertDemoQr = () => {
+    // The presenter view's QR code over the step, and away again (the QR button, or Q).
+    document.body.classList.toggle("show-qr");
+  };
   window.sbertDemoReveal = (id) => {
     // A finished run's result scrolled into view unless its top is on screen already (ui/common.py).
     const element = document.getElementById(id);
@@ -39,7 +43,8 @@
     const top = element.getBoundingClientRect().top;
     if (top < 0 || top > window.innerHeight * 0.75) { element.scrollIntoView({behavior: "smooth", block: "start"}); }
   };
-  const talkKeys = () => {
+  const pageModes = () => {
+    // What the link asks the page to be: the presenter view, a phone's join page, the presenter's board.
     const params = new URLSearchParams(window.location.search);
     if (params.get("view") === "talk") {
       document.body.classList.add("talk-mode");
@@ -59,6 +64,8 @@
       });
       strip.observe(document.body, {childList: true, subtree: true});
     }
+  };
+  const talkKeys = () => {
     window.addEventListener("resize", scheduleFit);
     document.addEventListener("fullscreenchange", scheduleFit);
     document.addEventListener("keydown", (event) => {
@@ -70,6 +77,7 @@
       if (["ArrowLeft", "PageUp", "p", "P"].includes(event.key)) {
         document.querySelector("#talk-back")?.click(); event.preventDefault();
       }
+      if (["q", "Q"].includes(event.key)) { window.sbertDemoQr(); event.preventDefault(); }
       if (["f", "F"].includes(event.key)) {  // full screen on and off, as in slide software
         if (document.fullscreenElement) { document.exitFullscreen?.().catch(() => {}); }
         else { document.documentElement.requestFullscreen?.().catch(() => {}); }
@@ -136,6 +144,7 @@
     }).observe(document.body, {childList: true, subtree: true});
     scan();
   };
+  pageModes();
   talkKeys();
   svgButtons();
 }
