@@ -157,7 +157,8 @@ def test_where_a_sentence_landed(store: BoardStore) -> None:
     assert landed.nearest[0][1] >= landed.nearest[1][1] >= landed.nearest[2][1]
     assert landed.cluster == shown.cluster_names[shown.clusters[-1]]
     assert board_view.picture("glove-6b-50d", sentences, board.code) is shown  # the next refresh computes nothing
-    i, j, cosine = board_view.closest_pair(shown.embeddings)
+    assert shown.closest == board_view.closest_pair(shown.embeddings)
+    i, j, cosine = shown.closest
     assert {texts[i], texts[j]} <= set(texts) and 0 < cosine <= 1
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..encoding.encoder import encode
 from ..explore.cluster_words import distinctive_words
 from ..explore.projection import auto_clusters, project_2d
-from ..explore.similarity import cosine_matrix
+from ..explore.similarity import cosine_matrix, normalize_rows
 from ..shared import BoundedCache
 from .store import Sentence
 
@@ -43,6 +43,7 @@ class BoardPicture:
     clusters: tuple[int, ...]  # one label per sentence
     cluster_names: dict[int, str]
     runtime: str
+    closest: tuple[int, int, float] | None = None  # the closest pair (indices, cosine), once per picture
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def _compute(model: str, sentences: Sequence[Sentence]) -> BoardPicture:
     texts = [s.text for s in sentences]
     ids = tuple(s.id for s in sentences)
     if not texts:
-        return BoardPicture(model, ids, (), np.zeros((0, 0)), None, None, (), {}, "")
+        return BoardPicture(model, ids, (), np.zeros((0, 0)), None, None, (), {}, "", None)
     encoded = encode(model, texts, fast=True)
     embeddings = np.asarray(encoded.embeddings)
     coords = method = None
@@ -99,7 +100,7 @@ def _compute(model: str, sentences: Sequence[Sentence]) -> BoardPicture:
     words = distinctive_words(texts, [int(x) for x in labels]) if len(texts) >= MIN_MAP else {}
     names = {int(label): _name(words.get(int(label), ()), int(label)) for label in set(labels.tolist())}
     return BoardPicture(model, ids, tuple(texts), embeddings, coords, method, tuple(int(x) for x in labels), names,
-                        encoded.runtime)
+                        encoded.runtime, closest_pair(embeddings))
 
 
 def landing(model: str, sentences: Sequence[Sentence], sentence_id: int, board: str = "") -> Landing:
@@ -118,7 +119,8 @@ def landing(model: str, sentences: Sequence[Sentence], sentence_id: int, board: 
     if len(ids) < 2:
         return Landing(text, [], None)
     embeddings = np.asarray(encode(model, [s.text for s in sentences], fast=True).embeddings)
-    sim = cosine_matrix(embeddings)[index]
+    unit = normalize_rows(embeddings)
+    sim = unit @ unit[index]  # one row of the cosine matrix: the new sentence against the board
     order = [int(i) for i in np.argsort(-sim, kind="stable") if int(i) != index]
     nearest = [(sentences[i].text, round(float(sim[i]), 3)) for i in order[:NEAREST]]
     last = _latest.get((board, model))

@@ -21,7 +21,7 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 
-from ..audience.board import LATEST, closest_pair, landing, picture
+from ..audience.board import LATEST, landing, picture
 from ..audience.qr import qr_image
 from ..audience.store import (EXPORT_HEADERS, KEEP_HOURS, MAX_CHARS, MAX_SENTENCES, PER_MINUTE, board_store,
                               export_rows, normalise_code)
@@ -162,7 +162,7 @@ def board_state(code: str) -> dict:
     board = store.get(code)
     sentences = store.sentences(board.code)
     shown = picture(board.model, sentences, board.code)
-    pair = closest_pair(shown.embeddings) if len(sentences) >= 2 else None
+    pair = shown.closest
     return {"code": board.code, "model": board.model, "locked": board.locked, "count": len(sentences),
             "sentences": [{"id": s.id, "text": s.text, "cluster": shown.cluster_names.get(c) if shown.coords is not None
                            else None, "x": None if shown.coords is None else round(float(shown.coords[i, 0]), 4),
@@ -195,7 +195,7 @@ def refresh(code: str | None, shown_key: str | None) -> tuple:
 
 
 def _summary(board, sentences, shown) -> str:
-    pair = closest_pair(shown.embeddings) if len(sentences) >= 2 else None
+    pair = shown.closest
     closest = ("" if pair is None else
                f"<p>Closest pair so far (cosine {pair[2]:.2f}): “{html.escape(sentences[pair[0]].text)}” and "
                f"“{html.escape(sentences[pair[1]].text)}”</p>")
@@ -209,7 +209,7 @@ def _map(shown, model: str):
     if shown.coords is None:
         return None
     names = [shown.cluster_names[c] for c in shown.clusters]
-    hover = [f"#{sentence_id} {text}" for sentence_id, text in zip(shown.ids, shown.sentences)]  # # to hide it by
+    hover = [f"#{sentence_id} {text}" for sentence_id, text in zip(shown.ids, shown.sentences)]  # the number that Hide takes
     figure = plots.scatter_map(shown.coords, hover, names,
                                f"The room's sentences under {_label(model)}", note=f"{shown.method}; newest ringed")
     newest = len(shown.sentences) - 1
