@@ -90,11 +90,23 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
         else:
             select(lambda tab_id=tab_id: tab_id, None, current_tab, **quiet)
 
-    def restore(request: gr.Request) -> list:
+    # Two steps: the tab (and its part) a link opens, then, once page.js has seen the tab's model picker
+    # drawn, the values. A tab draws its components only when first selected (gr.Tab's render_children),
+    # and a value sent in the same answer as the selection was lost now and then (a flaky browser test).
+    selectors = [slot for slot in present if slot[1] == "mode"]
+    values = [slot for slot in present if slot[1] != "mode"]
+    picker = gr.State("")
+
+    def open_tab(request: gr.Request) -> list:
         tab, notes_html, updates = apply_link(request)
         parts = [tab if tab and SUB_TABS.get(tab, tab) == parent else gr.skip() for parent in shown]
+        models = linkable.get(tab or "explore", {}).get("models")
         return [gr.update(selected=SUB_TABS.get(tab, tab)) if tab else gr.skip(), tab or "explore", *parts, notes_html,
-                *(updates.get(slot, gr.skip()) for slot in present)]
+                getattr(models, "elem_id", None) or "", *(updates.get(slot, gr.skip()) for slot in selectors)]
+
+    def set_values(request: gr.Request) -> list:
+        _, _, updates = apply_link(request)
+        return [updates.get(slot, gr.skip()) for slot in values]
 
     def refresh_all(*values) -> list:
         updates = []
@@ -110,8 +122,11 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
     components = [component for _, component in refreshers]
     demo.load(refresh_all, components, components, queue=False, show_progress="hidden",
               api_visibility="private").then(
-        restore, None, [tabs, current_tab, *shown.values(), notes, *(linkable[t][n] for t, n in present)], queue=False,
-        show_progress="hidden", api_visibility="private")
+        open_tab, None, [tabs, current_tab, *shown.values(), notes, picker, *(linkable[t][n] for t, n in selectors)],
+        queue=False, show_progress="hidden", api_visibility="private").then(
+        None, picker, picker, js=asset("link_drawn.js"), queue=False, show_progress="hidden").then(
+        set_values, None, [linkable[t][n] for t, n in values], queue=False, show_progress="hidden",
+        api_visibility="private")
     readable = [slot for slot in present if slot[1] not in ("description", "mode")]
 
     def copy_handler(tab: str, *values) -> list[str]:
