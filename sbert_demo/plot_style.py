@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.colors import qualitative
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,12 @@ CATEGORY_COLORS = qualitative.Plotly + qualitative.Dark24
 
 
 NOISE_COLOR = PALETTE["light-grey"]
+
+
+# Every figure starts from plotly_white. As the default template it is attached to each new figure as
+# it is; set with update_layout(template=...) it was deep-copied and validated for every figure, a
+# third of the time it took to draw one (30 of 90 ms for a heatmap, nine figures an Explore request).
+pio.templates.default = "plotly_white"
 
 
 FONT = dict(family="Inter, 'Helvetica Neue', Arial, sans-serif", size=12, color="#222")
@@ -88,7 +95,6 @@ def apply_style(fig: go.Figure, title: str, height: int = HEIGHT, subtitle: str 
     if subtitle:
         title_spec["subtitle"] = dict(text=escape(subtitle), font=dict(size=12, color="#555"))
     fig.update_layout(
-        template="plotly_white",
         title=title_spec,
         height=height,
         font=FONT,

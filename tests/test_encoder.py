@@ -266,7 +266,7 @@ def test_retrained_model_gets_new_vectors(tiny_bert, make_tiny_bert, isolated, p
     np.testing.assert_allclose(after.embeddings, fresh, atol=1e-5)
 
 
-def test_precision_is_part_of_the_key(tiny_sbert_in_models) -> None:
+def test_precision_is_part_of_the_key(tiny_sbert_in_models, monkeypatch) -> None:
     fp32 = encode(tiny_sbert_in_models, TEXTS, precision="fp32")
     bf16 = encode(tiny_sbert_in_models, TEXTS, precision="bf16")
     assert bf16.computed == len(TEXTS)
@@ -279,7 +279,12 @@ def test_precision_is_part_of_the_key(tiny_sbert_in_models) -> None:
     from sbert_demo.encoding.devices import Hardware, choose
 
     assert encoder.cache_key("id", choose(Hardware(), "cpu", "bf16")) == "id|torch|bf16|cpu"
-    assert encoder.cache_key("id", choose(Hardware(onnx=True), "cpu", "int8")) == "id|onnx|int8-2|cpu"  # with the recipe version
+    from sbert_demo.encoding import devices
+
+    # int8 with the recipe and its version: 7-bit weights, or 8-bit on a CPU with VNNI (other vectors)
+    for flags, tag in ((frozenset({"avx2"}), "int8-2"), (frozenset({"avx2", "avx512_vnni"}), "int8-w8-2")):
+        monkeypatch.setattr(devices, "cpu_flags", lambda flags=flags: flags)
+        assert encoder.cache_key("id", choose(Hardware(onnx=True), "cpu", "int8")) == f"id|onnx|{tag}|cpu"
 
 
 # --- cache robustness ------------------------------------------------------------------------------

@@ -185,6 +185,30 @@ def test_int8_is_checked_against_pytorch(plain_sbert, tiny_bert, tmp_path):
     assert OnnxEncoder(folder).size_mb < OnnxEncoder(tmp_path / "onnx" / "tiny" / "fp32").size_mb
 
 
+def test_int8_weights_use_8_bits_only_on_cpus_with_vnni(plain_sbert, tiny_bert, tmp_path, monkeypatch):
+    """Without VNNI the weights keep to 7 bits (VPMADDUBSW's 16-bit sums would saturate); with it all 8
+    bits, in an artefact of its own (another folder, another embedding-cache tag)."""
+    import onnx
+    from onnx import numpy_helper
+
+    from sbert_demo.encoding import devices
+
+    model = plain_sbert(tiny_bert, "mean", cached=False)
+    source = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", lambda: model)
+    largest = {}
+    for flags, name in ((frozenset({"avx2", "avx512f"}), "int8"), (frozenset({"avx2", "avx512_vnni"}), "int8-w8")):
+        monkeypatch.setattr(devices, "cpu_flags", lambda flags=flags: flags)
+        assert onnx_export.artefact_dir(tmp_path, "tiny", "int8").name == name
+        out = tmp_path / name
+        out.mkdir()
+        onnx_export._quantise_int8(source, out, lambda step: None)
+        weights = [numpy_helper.to_array(t) for t in onnx.load(str(out / onnx_export.GRAPH)).graph.initializer
+                   if t.data_type == onnx.TensorProto.INT8 and t.dims and len(t.dims) == 2]
+        assert weights, "no int8 weight matrix in the quantised graph"
+        largest[name] = max(int(np.abs(w.astype(np.int16)).max()) for w in weights)
+    assert largest["int8"] <= 64 < largest["int8-w8"] <= 127
+
+
 def test_down_projections_are_found_fused_or_not(plain_sbert, tiny_bert, tmp_path):
     """The feed-forward down-projections (hidden 64 -> 32, one per layer) are told apart from the
     other weight matrices in the fused graph and in the plain exported one (unfused GELU: Erf)."""

@@ -71,9 +71,9 @@ class DeviceChoice:
         """The part of an embedding-cache key that says how vectors were computed (for ONNX int8 also
         the quantisation recipe's version: a new recipe gives other vectors)."""
         if self.backend == "onnx" and self.precision == "int8":
-            from .onnx_export import FORMATS
+            from .onnx_export import FORMATS, recipe
 
-            return f"onnx|int8-{FORMATS['int8']}|{self.device}"
+            return f"onnx|{recipe('int8')}-{FORMATS['int8']}|{self.device}"
         return f"{self.backend}|{self.precision}|{self.device}"
 
     @property
@@ -96,6 +96,18 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+@memoize(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags as Linux lists them (empty where /proc/cpuinfo cannot be read)."""
+    try:
+        for line in open("/proc/cpuinfo", encoding="ascii", errors="ignore"):
+            if line.startswith(("flags", "Features")):
+                return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
 def _cpu_has_native_bf16() -> bool:
     try:
         import torch
@@ -104,11 +116,7 @@ def _cpu_has_native_bf16() -> bool:
             return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except Exception:
         pass
-    try:
-        flags = open("/proc/cpuinfo", encoding="ascii", errors="ignore").read()
-        return "avx512_bf16" in flags or "amx_bf16" in flags
-    except OSError:
-        return False
+    return bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
 
 
 @memoize(maxsize=1)
