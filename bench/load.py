@@ -1,34 +1,39 @@
-"""Load: a talk audience on one app — 50 users on the default example, 50 users with sets of their own.
+"""Load: a talk audience on one app, in named scenarios.
 
-Starts the app on loopback (a fresh models folder and a fresh embedding cache; the ONNX artefacts
-and the UMAP compile cache of the user's cache folder are reused, as after any earlier start),
-waits until it serves the page, then measures through ``gradio_client`` on the Explore endpoint
-(``/explore``), exactly what the page sends by default (the default example and default models):
+Starts the app on loopback (a fresh models folder and a fresh embedding cache; the ONNX artefacts,
+runtime decisions and the UMAP compile cache of the user's cache folder are reused, as after any
+earlier start), waits until it serves the page, then measures through ``gradio_client`` on the
+Explore endpoint (``/explore``) with the default models, as the page sends it:
 
-1. ``single``: one user repeating the default request: the single-user time (the same request is
-   answered from the result cache after the first time; also timed in-process, without HTTP);
-2. ``audience``: ``--clients`` users (default 50) for ``--seconds`` (default 60), each with its own
-   ``gradio_client.Client``, sending the default request back to back (target: 0 errors, p95 <= 3 s);
-3. ``unseen``: as many users, each sending a new 20-sentence set (distinct STSb train sentences)
-   every time: every request encodes 20 sentences per model, projects and clusters (no target;
-   bounded by the encoder's throughput on the CPU's cores, which all requests share);
-4. with ``--with-training``: 20 users on unseen sets while a training job runs in the app.
+* ``single``: one user repeating the default request (answered from the result cache after the first
+  time; also timed in-process, without HTTP): the single-user time;
+* ``talk``: 50 users, each sending a new unseen 20-sentence set (distinct STSb train sentences),
+  waiting for the answer, thinking 10 s, and again, for 120 s (target: 0 errors, p95 <= 5 s);
+* ``stampede``: the same without thinking, 60 s (target: 0 errors, >= 4 requests/s);
+* ``default``: 100 users sending the default request back to back, 60 s (target: p95 <= 5 s);
+* with ``--with-training``: 20 users on unseen sets while a training job runs in the app.
 
-Printed per phase: requests, errors, p50/p95 latency and the ratio of p95 to the single-user time.
+Printed per scenario: requests, errors, requests/s, p50/p95/max latency, and the app's CPU time per
+request (the server process's user + system time over the scenario, divided by the requests served).
+``--clients`` and ``--seconds`` override every scenario's users and duration (e.g. a quick check).
 
-    python bench/load.py [--clients 50] [--seconds 60] [--phases single,audience,unseen] [--with-training]
+    python bench/load.py [--phases single,talk,stampede,default] [--clients N] [--seconds S] [--with-training]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
+import random
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +55,8 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_app(port: int, models_dir: str, link: tuple[str, ...] = ("onnx", "numba", "models")) -> subprocess.Popen:
+def start_app(port: int, models_dir: str,
+              link: tuple[str, ...] = ("onnx", "numba", "models", "runtime")) -> subprocess.Popen:
     """The app on loopback with its own models folder and cache folder; ``link`` names the parts of
     the user's cache folder it reuses (built once per machine); the embeddings always start empty."""
     cache = Path(models_dir) / "cache"
@@ -99,10 +105,12 @@ def default_models() -> list[str]:
 
 
 def unseen_sets() -> list[str]:
+    """Distinct sentences no example holds: STSb (train, dev, test) and the SemEval STS 2012-2016 sets."""
     from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.data.sts_sets import TITLES, sts_set
 
-    train = sts_split("train")
-    return list(dict.fromkeys([*train.sentences1, *train.sentences2]))
+    pairs = [sts_split(split) for split in ("train", "dev", "test")] + [sts_set(name) for name in TITLES]
+    return list(dict.fromkeys(s for p in pairs for s in [*p.sentences1, *p.sentences2]))
 
 
 DEFAULT_TEXT = EXAMPLE_SETS[DEFAULT_EXAMPLE].text
@@ -113,16 +121,37 @@ def default_request(client: int, request: int) -> str:
     return DEFAULT_TEXT
 
 
-def unseen_request(client: int, request: int) -> str:
-    """A 20-sentence set no other request sends (distinct STSb train sentences)."""
+def unseen_request(client: int, request: int, offset: int = 0) -> str:
+    """A 20-sentence set no other request sends (distinct STS sentences); scenarios run one after the
+    other take different ``offset``s, so none of them finds another's sentences in the cache."""
     if not _pool:
         _pool.extend(unseen_sets())
-    start = ((client * 50 + request) * UNSEEN_SIZE) % (len(_pool) - UNSEEN_SIZE)
+    index = offset + request * 50 + client  # request-major: 50 users' n-th sets side by side
+    start = index % (len(_pool) // UNSEEN_SIZE) * UNSEEN_SIZE  # 1,422 sets; past them they come again
     return "\n".join(_pool[start : start + UNSEEN_SIZE])
 
 
-def _user_group(url: str, numbers: list[int], stop_at: float, text_for, models: list[str]):
-    """Users ``numbers`` as threads of one process, each with its own client, until ``stop_at``."""
+@dataclass(frozen=True)
+class Scenario:
+    clients: int
+    seconds: float
+    text_for: Callable[[int, int], str]
+    think_s: float = 0.0  # each user's pause between getting an answer and sending again
+    what: str = ""
+
+
+SCENARIOS = {
+    "talk": Scenario(50, 120, unseen_request, 10.0, "50 users, own 20-sentence sets, 10 s thinking"),
+    # after the talk's 50 users x at most 12 sets: the stampede finds none of its sentences in the cache
+    "stampede": Scenario(50, 60, functools.partial(unseen_request, offset=600), 0.0,
+                         "50 users, own 20-sentence sets, no thinking"),
+    "default": Scenario(100, 60, default_request, 0.0, "100 users, default request"),
+}
+
+
+def _user_group(url: str, numbers: list[int], stop_at: float, text_for, models: list[str], think_s: float = 0.0):
+    """Users ``numbers`` as threads of one process, each with its own client, until ``stop_at``; each
+    thinks ``think_s`` seconds after an answer (users start spread over the first think time)."""
     from gradio_client import Client
 
     latencies: list[float] = []
@@ -132,6 +161,8 @@ def _user_group(url: str, numbers: list[int], stop_at: float, text_for, models: 
     def user(number: int) -> None:
         client = Client(url, verbose=False)
         request = 0
+        if think_s:  # a room does not press Enter in the same second
+            time.sleep(random.Random(number).uniform(0, think_s))
         while time.time() < stop_at:
             started = time.perf_counter()
             try:
@@ -142,6 +173,10 @@ def _user_group(url: str, numbers: list[int], stop_at: float, text_for, models: 
                 with lock:
                     errors.append(f"{type(exc).__name__}: {exc}"[:200])
             request += 1
+            if think_s and time.time() + think_s < stop_at:
+                time.sleep(think_s)
+            elif think_s:
+                break
 
     threads = [threading.Thread(target=user, args=(i,), daemon=True) for i in numbers]
     for thread in threads:
@@ -151,8 +186,9 @@ def _user_group(url: str, numbers: list[int], stop_at: float, text_for, models: 
     return latencies, errors
 
 
-def run_phase(url: str, clients: int, seconds: float, text_for) -> tuple[list[float], list[str]]:
-    """``clients`` users sending ``text_for(client, request)`` to /explore back to back for ``seconds``.
+def run_phase(url: str, clients: int, seconds: float, text_for, think_s: float = 0.0) -> tuple[list[float], list[str]]:
+    """``clients`` users sending ``text_for(client, request)`` to /explore for ``seconds``, each
+    thinking ``think_s`` between an answer and the next request.
 
     Users run as threads in groups of 10 per process (50 users in one Python process would measure
     the client's GIL, not the server): a talk audience is 50 separate browsers.
@@ -162,12 +198,12 @@ def run_phase(url: str, clients: int, seconds: float, text_for) -> tuple[list[fl
     stop_at = time.time() + seconds
     groups = [list(range(start, min(start + 10, clients))) for start in range(0, clients, 10)]
     if len(groups) == 1:
-        return _user_group(url, groups[0], stop_at, text_for, MODELS)
+        return _user_group(url, groups[0], stop_at, text_for, MODELS, think_s)
     latencies: list[float] = []
     errors: list[str] = []
     with ProcessPoolExecutor(len(groups)) as pool:
         for got, failed in pool.map(_user_group, [url] * len(groups), groups, [stop_at] * len(groups),
-                                    [text_for] * len(groups), [MODELS] * len(groups)):
+                                    [text_for] * len(groups), [MODELS] * len(groups), [think_s] * len(groups)):
             latencies += got
             errors += failed
     return latencies, errors
@@ -208,17 +244,80 @@ def server_cpu() -> float:
 
 def report(name: str, latencies: list[float], errors: list[str], seconds: float, single: float | None,
            cpu: float = 0.0) -> float:
-    p50, p95 = (np.percentile(latencies, [50, 95]) if latencies else (float("nan"), float("nan")))
+    p50, p95, top = (np.percentile(latencies, [50, 95, 100]) if latencies else [float("nan")] * 3)
     ratio = f", p95 / single user {p95 / single:5.1f}x" if single else ""
     print(f"{name:<30} served {len(latencies):5d} requests ({len(latencies) / seconds:5.2f}/s), "
-          f"errors {len(errors)}, p50 {p50:6.2f} s, p95 {p95:6.2f} s{ratio}", flush=True)
+          f"errors {len(errors)}, p50 {p50:6.2f} s, p95 {p95:6.2f} s, max {top:6.2f} s{ratio}", flush=True)
     if cpu and latencies:
         print(f"{'':30} app CPU {cpu / len(latencies) * 1000:6.1f} ms per request: the app alone could serve "
               f"~{os.cpu_count() * len(latencies) / cpu:5.1f} requests/s on {os.cpu_count()} cores; the rest of "
-              f"the machine ran the {name.split()[0]} simulated users", flush=True)
+              f"the machine ran the simulated users", flush=True)
     for error in sorted(set(errors))[:5]:
         print(f"    error: {error}")
     return float(p95)
+
+
+# Where the app's time goes, by the first of these found in a sampled stack (the innermost stage
+# wins: figures drawn inside the handler count as figures, not as the handler).
+STAGES = (
+    ("encoding (the models)", ("sbert_demo/encoding/onnx_encoder.py", "sbert_demo/encoding/encoder.py",
+                               "sentence_transformers", "torch/")),
+    ("clustering (k-means, silhouette)", ("auto_clusters",)),
+    ("2-D map (UMAP)", ("project_2d", "umap/")),
+    ("figures (Plotly)", ("sbert_demo/explore/plots.py", "plot_style.py", "_slot_outputs", "_fit_heatmap",
+                          "_ranking_figure", "_map_figure")),
+    ("figures to JSON", ("to_json",)),
+    ("similarities, summary, ranking", ("sbert_demo/explore/similarity.py",)),
+    ("the rest of the handler", ("sbert_demo/",)),
+    ("Gradio (queue, JSON, HTTP)", ("gradio/", "starlette/", "uvicorn/", "fastapi/", "anyio/", "asyncio/",
+                                    "orjson", "httpx", "h11")),
+)
+
+
+# Samples of a thread waiting (py-spy's idle detection misses these) are not CPU and are left out.
+WAITS = ("select (selectors.py", "Condition.wait (threading.py", "Event.wait (threading.py", "block_thread (",
+         "_wait_for_tstate_lock (", "sleep (")
+
+
+def start_profile(pid: int, out: Path) -> tuple:
+    """py-spy sampling the app (its Python stacks, idle threads left out) until :func:`print_profile`."""
+    import shutil
+
+    binary = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    if binary is None:
+        raise SystemExit("--profile needs py-spy: pip install -r requirements-dev.txt")
+    spy = subprocess.Popen([binary, "record", "--pid", str(pid), "--format", "raw", "--output", str(out),
+                            "--rate", "100", "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return spy, out
+
+
+def print_profile(spy: subprocess.Popen, out: Path, cpu: float, requests: int) -> None:
+    """The scenario's app CPU per request, shared out by stage in proportion to py-spy's samples."""
+    import signal
+
+    spy.send_signal(signal.SIGINT)  # py-spy writes its file when interrupted
+    try:
+        spy.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        spy.kill()
+    counts = {name: 0 for name, _ in STAGES} | {"other": 0}
+    for line in out.read_text(encoding="utf-8", errors="replace").splitlines() if out.exists() else []:
+        stack, _, number = line.rpartition(" ")
+        frames = stack.split(";")
+        if any(frames[-1].startswith(wait) or wait in frames[-1] for wait in WAITS):
+            continue
+        stage = next((name for name, marks in STAGES for frame in reversed(frames) if any(m in frame for m in marks)),
+                     "other")
+        counts[stage] += int(number) if number.isdigit() else 0
+    total = sum(counts.values())
+    if not total or not requests:
+        print("    (no profile samples: is py-spy installed? pip install -r requirements-dev.txt)")
+        return
+    per_request = cpu / requests * 1000
+    print(f"    ({total:,} samples; the stacks: {out})")
+    for name, count in sorted(counts.items(), key=lambda item: -item[1]):
+        if count:
+            print(f"    {name:<34} {count / total:6.1%}  ~{per_request * count / total:7.1f} ms CPU per request")
 
 
 def in_process_repeat(models: list[str], repeats: int = 20) -> float:
@@ -239,10 +338,13 @@ def in_process_repeat(models: list[str], repeats: int = 20) -> float:
 def main() -> None:
     global MODELS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--phases", default="single,audience,unseen")
+    parser.add_argument("--clients", type=int, default=None, help="users in every scenario (default: its own)")
+    parser.add_argument("--seconds", type=float, default=None, help="length of every scenario (default: its own)")
+    parser.add_argument("--phases", default="single,talk,stampede,default",
+                        help=f"single and any of: {', '.join(SCENARIOS)}")
     parser.add_argument("--with-training", action="store_true", help="also: 20 users on unseen sets while training")
+    parser.add_argument("--profile", action="store_true",
+                        help="sample the app with py-spy during each scenario and print its CPU by stage")
     args = parser.parse_args()
     from sbert_demo.encoding import devices
 
@@ -269,30 +371,37 @@ def main() -> None:
             print(f"first default request after start: {time.perf_counter() - started:.2f} s", flush=True)
             single = None
             if "single" in phases:
-                latencies, errors = run_phase(url, 1, min(args.seconds, 20), default_request)
+                seconds = min(args.seconds or 20, 20)
+                latencies, errors = run_phase(url, 1, seconds, default_request)
                 single = float(np.median(latencies)) if latencies else None
-                report("single user, default request", latencies, errors, min(args.seconds, 20), None)
+                report("single user, default request", latencies, errors, seconds, None)
                 print(f"single user, default request, in-process (no HTTP): median "
                       f"{in_process_repeat(MODELS):.3f} s", flush=True)
-            if "audience" in phases:
+            unknown = [p for p in phases if p not in SCENARIOS and p != "single"]
+            if unknown:
+                raise SystemExit(f"Unknown phase(s) {', '.join(unknown)}; choose from single, {', '.join(SCENARIOS)}.")
+            for name in [p for p in phases if p in SCENARIOS]:
+                scenario = SCENARIOS[name]
+                clients, seconds = args.clients or scenario.clients, args.seconds or scenario.seconds
+                raw = Path(tempfile.gettempdir()) / f"sbert-load-{name}.raw"  # kept: py-spy's stacks, for a closer look
+                spy = start_profile(server.pid, raw) if args.profile else None
                 before = server_cpu()
-                result = run_phase(url, args.clients, args.seconds, default_request)
-                report(f"{args.clients} users, default request", *result, args.seconds, single, server_cpu() - before)
-            if "unseen" in phases:
-                before = server_cpu()
-                result = run_phase(url, args.clients, args.seconds, unseen_request)
-                report(f"{args.clients} users, own {UNSEEN_SIZE}-sentence sets", *result, args.seconds, single,
-                       server_cpu() - before)
+                result = run_phase(url, clients, seconds, scenario.text_for, scenario.think_s)
+                cpu = server_cpu() - before
+                label = f"{name}: {scenario.what}" if not args.clients else f"{name}: {clients} users"
+                report(label, *result, seconds, single, cpu)
+                if spy is not None:
+                    print_profile(*spy, cpu, len(result[0]))
             if args.with_training:
                 start_training(url)
                 while training_status(url).get("state") in ("starting", "idle"):
                     time.sleep(1)  # measure while the job really trains, not while its process starts
-                busy = run_phase(url, 20, args.seconds, unseen_request)
+                busy = run_phase(url, 20, args.seconds or 60, unseen_request)
                 state = training_status(url)
                 cancel_training(url)
                 print(f"training during the last phase: state {state.get('state')}, "
                       f"step {state.get('step')}/{state.get('total_steps')}")
-                report("20 users, own sets + training", *busy, args.seconds, single)
+                report("20 users, own sets + training", *busy, args.seconds or 60, single)
         finally:
             stop_app(server)
 

@@ -60,6 +60,26 @@ def public_endpoints(demo: gr.Blocks) -> dict[str, object]:
     return {fn.api_name: fn for fn in demo.fns.values() if fn.api_name and fn.api_visibility == "public"}
 
 
+def _arrays(value):
+    """Plotly's typed arrays ({"dtype", "bdata", "shape"}: how it serialises numpy) back to numpy."""
+    if isinstance(value, dict) and set(value) <= {"dtype", "bdata", "shape"} and "bdata" in value:
+        import base64
+
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return array.reshape([int(n) for n in value["shape"].split(",")]) if "shape" in value else array
+    if isinstance(value, dict):
+        return {key: _arrays(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_arrays(item) for item in value]
+    return value
+
+
+def figure(output) -> go.Figure:
+    """A figure the Explore handler returned, already serialised for gr.Plot (PlotData), as a Figure."""
+    assert output.type == "plotly", output
+    return go.Figure(_arrays(json.loads(output.plot)))
+
+
 def error_text(excinfo: pytest.ExceptionInfo) -> str:
     return str(excinfo.value.message)
 
@@ -185,7 +205,7 @@ def test_explore_handler_shows_what_the_core_computes(tiny: str) -> None:
     json.dumps(data)  # what the API returns is plain JSON
     first = outputs[3:3 + SLOT]
     assert first[0]["visible"] is True
-    heatmap, ranking, scatter = first[2:5]
+    heatmap, ranking, scatter = (figure(o) for o in first[2:5])
     assert isinstance(heatmap.data[0], go.Heatmap) and np.shape(heatmap.data[0].z) == (10, 10)
     assert isinstance(ranking.data[0], go.Bar) and len(ranking.data[0].x) == 9
     assert len(scatter.data) == 3  # one trace per group
@@ -209,8 +229,8 @@ def test_explore_few_sentences_fall_back_to_pca_and_escape_user_text() -> None:
     notes, summary_html, data = outputs[:3]
     assert "Skipped 1 blank line" in notes
     assert data["models"][0]["map"]["method"] == "PCA"
-    assert "PCA" in outputs[3 + 4].layout.title.subtitle.text
-    assert "<b>a dog</b>" not in str(outputs[3 + 2].layout.yaxis.ticktext)  # escaped in the figure
+    assert "PCA" in figure(outputs[3 + 4]).layout.title.subtitle.text
+    assert "<b>a dog</b>" not in str(figure(outputs[3 + 2]).layout.yaxis.ticktext)  # escaped in the figure
     assert "Add group labels" in summary_html
 
 

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import gradio as gr
 import numpy as np
+import plotly.graph_objects as go
 import pytest
+from gradio.components.plot import PlotData
 
 from sbert_demo.config import reload_settings
 from conftest import train_form
@@ -77,6 +79,8 @@ def strings(value) -> list[str]:
         return [value]
     if hasattr(value, "to_plotly_json"):
         return strings(value.to_plotly_json())
+    if isinstance(value, PlotData):  # a figure as the Explore handler sends it: already serialised
+        return strings(json.loads(value.plot))
     if isinstance(value, dict):
         return [s for v in value.values() for s in strings(v)]
     if isinstance(value, np.ndarray):
@@ -204,7 +208,7 @@ def test_markup_in_sentences_and_group_labels_is_shown_as_text_everywhere(tiny: 
     data = outputs[2]
     assert data["groups"] == [SCRIPT, SCRIPT, IMG, IMG] and SCRIPT in data["sentences"][3]  # the API gets raw text
     shown = assert_no_raw_markup([outputs[:2], outputs[3:]])
-    figures = [o for o in outputs[3:] if hasattr(o, "to_plotly_json")]
+    figures = [go.Figure(json.loads(o.plot)) for o in outputs[3:] if isinstance(o, PlotData)]
     assert len(figures) == 6  # heatmap, ranking and map for each model
     heatmap, ranking, scatter = figures[:3]
     assert "&lt;script&gt;" in heatmap.data[0].x[0] and "&lt;img src=x" in heatmap.layout.yaxis.ticktext[0]

@@ -25,7 +25,9 @@ logger = logging.getLogger(__name__)
 
 TITLE = "SBERT demo: sentence similarity, naive vs. siamese"
 DEFAULT_MODEL = SIAMESE_MODEL  # warmed up in the STS tab's runtime
-QUEUE_MAX_SIZE = 64  # waiting events beyond this are refused with "queue full" instead of piling up
+# Waiting events beyond this are refused with "queue full" instead of piling up. A room: 100 phones
+# sending at once must all get in line (64 refused 1,570 requests of bench/load.py's default scenario).
+QUEUE_MAX_SIZE = 256
 DEFAULT_CONCURRENCY = 2  # the machine has few cores; more parallel encodes only slow each other down
 MAX_FILE_SIZE = "20mb"
 

@@ -122,10 +122,11 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
     for slot in range(MAX_MODELS):
         model = result.models[slot] if slot < len(result.models) else None
         outputs += _slot_outputs(result, data, slot, model, colour_by, zmin, zmax)
+    # Figures leave as Gradio's own serialised form (PlotData: the figure's JSON), which gr.Plot passes
+    # through as it is: serialised once here, and a repeat costs neither drawing nor serialising again.
+    outputs = [PlotData(type="plotly", plot=o.to_json()) if _is_figure(o) else o for o in outputs]
     if key is not None and not any(m.error for m in result.models):
-        # Kept as Gradio's own serialised form (PlotData: the figure's JSON), which gr.Plot passes
-        # through as it is: a repeat costs neither drawing nor serialising the figures again.
-        pages.put(key, [PlotData(type="plotly", plot=o.to_json()) if _is_figure(o) else o for o in outputs])
+        pages.put(key, outputs)
     return outputs
 
 
