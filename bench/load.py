@@ -13,8 +13,11 @@ Explore endpoint (``/explore``) with the default models, as the page sends it:
 * ``default``: 100 users sending the default request back to back, 60 s (target: p95 <= 5 s);
 * with ``--with-training``: 20 users on unseen sets while a training job runs in the app.
 
-Printed per scenario: requests, errors, requests/s, p50/p95/max latency, and the app's CPU time per
-request (the server process's user + system time over the scenario, divided by the requests served).
+Each user opens the app (``gradio_client`` fetches its config, as a page does) in the seconds before
+a scenario's clock starts; a user whose page does not open counts an error and tries again. Printed
+per scenario: requests, errors, requests/s, p50/p95/max latency, and the app's CPU time per request
+(the server process's user + system time over the scenario, divided by the requests served); with
+``--profile``, that CPU shared out by stage from py-spy's samples of the app.
 ``--clients`` and ``--seconds`` override every scenario's users and duration (e.g. a quick check).
 
     python bench/load.py [--phases single,talk,stampede,default] [--clients N] [--seconds S] [--with-training]
@@ -149,29 +152,74 @@ SCENARIOS = {
 }
 
 
-def _user_group(url: str, numbers: list[int], stop_at: float, text_for, models: list[str], think_s: float = 0.0):
-    """Users ``numbers`` as threads of one process, each with its own client, until ``stop_at``; each
-    thinks ``think_s`` seconds after an answer (users start spread over the first think time)."""
+CLIENT = "gradio"  # or "http": --client
+
+
+class HttpUser:
+    """A user on the app's plain HTTP API (POST /gradio_api/call/<name>, then its answer as a server-sent
+    event): the same queue as the page, at a fraction of ``gradio_client``'s CPU per request, which
+    matters where the simulated room shares the app's two cores."""
+
+    def __init__(self, url: str):
+        import httpx
+
+        self.http = httpx.Client(base_url=url.rstrip("/") + "/gradio_api", timeout=300)
+        self.http.get("/info").raise_for_status()  # as a page fetches the app's description when it opens
+
+    def predict(self, *data, api_name: str):
+        import json
+
+        name = api_name.lstrip("/")
+        answer = self.http.post(f"/call/{name}", json={"data": list(data)})
+        answer.raise_for_status()
+        event = None
+        with self.http.stream("GET", f"/call/{name}/{answer.json()['event_id']}") as stream:
+            for line in stream.iter_lines():
+                if line.startswith("event:"):
+                    event = line.split(":", 1)[1].strip()
+                elif line.startswith("data:") and event in ("complete", "error"):
+                    if event == "error":
+                        raise RuntimeError(f"the app answered with an error: {line[5:].strip()[:150]}")
+                    return json.loads(line[5:])
+        raise RuntimeError(f"the answer ended without a result (last event {event!r})")
+
+
+def _user_group(url: str, numbers: list[int], start_at: float, stop_at: float, text_for, models: list[str],
+                think_s: float = 0.0):
+    """Users ``numbers`` as threads of one process, each with its own client: each opens the app (a
+    client fetches its config, as a page does) before ``start_at``, then sends requests until
+    ``stop_at``, thinking ``think_s`` seconds after each answer (users start spread over the first
+    think time). A client that cannot connect counts as an error and tries again."""
     from gradio_client import Client
 
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
 
+    def failed(exc: Exception) -> None:
+        with lock:
+            errors.append(f"{type(exc).__name__}: {exc}"[:200])
+
     def user(number: int) -> None:
-        client = Client(url, verbose=False)
+        client = None
+        while client is None and time.time() < stop_at:
+            try:
+                client = HttpUser(url) if CLIENT == "http" else Client(url, verbose=False)
+            except Exception as exc:  # the page did not open: an error a user sees
+                failed(exc)
+                time.sleep(1)
+        time.sleep(max(0.0, start_at - time.time()))
         request = 0
         if think_s:  # a room does not press Enter in the same second
             time.sleep(random.Random(number).uniform(0, think_s))
-        while time.time() < stop_at:
+        while client is not None and time.time() < stop_at:
             started = time.perf_counter()
             try:
                 client.predict(text_for(number, request), models, 0, "groups", "kmeans", api_name="/explore")
                 with lock:
                     latencies.append(time.perf_counter() - started)
             except Exception as exc:  # every failure counts as an error of the phase
-                with lock:
-                    errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                failed(exc)
             request += 1
             if think_s and time.time() + think_s < stop_at:
                 time.sleep(think_s)
@@ -186,27 +234,43 @@ def _user_group(url: str, numbers: list[int], stop_at: float, text_for, models: 
     return latencies, errors
 
 
-def run_phase(url: str, clients: int, seconds: float, text_for, think_s: float = 0.0) -> tuple[list[float], list[str]]:
+def run_phase(url: str, clients: int, seconds: float, text_for, think_s: float = 0.0,
+              on_start: Callable[[], None] | None = None) -> tuple[list[float], list[str], float]:
     """``clients`` users sending ``text_for(client, request)`` to /explore for ``seconds``, each
-    thinking ``think_s`` between an answer and the next request.
+    thinking ``think_s`` between an answer and the next request: (latencies, errors, the app's CPU
+    seconds from the start of the ``seconds``). The users open the app first, within a few seconds
+    before (the room's phones have the page open when the talk asks for sentences).
 
     Users run as threads in groups of 10 per process (50 users in one Python process would measure
     the client's GIL, not the server): a talk audience is 50 separate browsers.
     """
     from concurrent.futures import ProcessPoolExecutor
 
-    stop_at = time.time() + seconds
+    start_at = time.time() + max(10.0, 0.3 * clients)
+    stop_at = start_at + seconds
+    cpu_at_start: list[float] = []
+
+    def started() -> None:  # the clock starts: the app's CPU from here, and the profile (``on_start``)
+        cpu_at_start.append(server_cpu())
+        if on_start is not None:
+            on_start()
+
+    timer = threading.Timer(start_at - time.time(), started)
+    timer.start()
     groups = [list(range(start, min(start + 10, clients))) for start in range(0, clients, 10)]
-    if len(groups) == 1:
-        return _user_group(url, groups[0], stop_at, text_for, MODELS, think_s)
     latencies: list[float] = []
     errors: list[str] = []
-    with ProcessPoolExecutor(len(groups)) as pool:
-        for got, failed in pool.map(_user_group, [url] * len(groups), groups, [stop_at] * len(groups),
-                                    [text_for] * len(groups), [MODELS] * len(groups), [think_s] * len(groups)):
-            latencies += got
-            errors += failed
-    return latencies, errors
+    if len(groups) == 1:
+        latencies, errors = _user_group(url, groups[0], start_at, stop_at, text_for, MODELS, think_s)
+    else:
+        with ProcessPoolExecutor(len(groups)) as pool:
+            n = len(groups)
+            for got, failed in pool.map(_user_group, [url] * n, groups, [start_at] * n, [stop_at] * n,
+                                        [text_for] * n, [MODELS] * n, [think_s] * n):
+                latencies += got
+                errors += failed
+    timer.join()
+    return latencies, errors, server_cpu() - (cpu_at_start[0] if cpu_at_start else server_cpu())
 
 
 def start_training(url: str) -> dict:
@@ -343,9 +407,14 @@ def main() -> None:
     parser.add_argument("--phases", default="single,talk,stampede,default",
                         help=f"single and any of: {', '.join(SCENARIOS)}")
     parser.add_argument("--with-training", action="store_true", help="also: 20 users on unseen sets while training")
+    parser.add_argument("--client", choices=("gradio", "http"), default="gradio",
+                        help="each user's client: gradio_client (the page's queue protocol) or plain HTTP "
+                             "(the call API, lighter: the users share the app's cores here)")
     parser.add_argument("--profile", action="store_true",
                         help="sample the app with py-spy during each scenario and print its CPU by stage")
     args = parser.parse_args()
+    global CLIENT
+    CLIENT = args.client
     from sbert_demo.encoding import devices
 
     MODELS = default_models()
@@ -372,7 +441,7 @@ def main() -> None:
             single = None
             if "single" in phases:
                 seconds = min(args.seconds or 20, 20)
-                latencies, errors = run_phase(url, 1, seconds, default_request)
+                latencies, errors, _ = run_phase(url, 1, seconds, default_request)
                 single = float(np.median(latencies)) if latencies else None
                 report("single user, default request", latencies, errors, seconds, None)
                 print(f"single user, default request, in-process (no HTTP): median "
@@ -384,19 +453,18 @@ def main() -> None:
                 scenario = SCENARIOS[name]
                 clients, seconds = args.clients or scenario.clients, args.seconds or scenario.seconds
                 raw = Path(tempfile.gettempdir()) / f"sbert-load-{name}.raw"  # kept: py-spy's stacks, for a closer look
-                spy = start_profile(server.pid, raw) if args.profile else None
-                before = server_cpu()
-                result = run_phase(url, clients, seconds, scenario.text_for, scenario.think_s)
-                cpu = server_cpu() - before
+                spies: list[tuple] = []
+                *result, cpu = run_phase(url, clients, seconds, scenario.text_for, scenario.think_s,
+                                         (lambda: spies.append(start_profile(server.pid, raw))) if args.profile else None)
                 label = f"{name}: {scenario.what}" if not args.clients else f"{name}: {clients} users"
                 report(label, *result, seconds, single, cpu)
-                if spy is not None:
+                for spy in spies:
                     print_profile(*spy, cpu, len(result[0]))
             if args.with_training:
                 start_training(url)
                 while training_status(url).get("state") in ("starting", "idle"):
                     time.sleep(1)  # measure while the job really trains, not while its process starts
-                busy = run_phase(url, 20, args.seconds or 60, unseen_request)
+                busy = run_phase(url, 20, args.seconds or 60, unseen_request)[:2]
                 state = training_status(url)
                 cancel_training(url)
                 print(f"training during the last phase: state {state.get('state')}, "

@@ -38,6 +38,8 @@ def test_custom_sentences_travel_in_the_link_until_they_are_too_long() -> None:
     ({"set": "bag-of-words-traps", "query": "99"}, "there is no sentence number 99"),
     ({"query": "first"}, "Ignored query='first'"),
     ({"colour": "pink"}, "Ignored colour='pink'"),
+    ({"view": "talk", "step": "8"}, "Ignored step='8'; the presenter view has steps 1 to 7"),
+    ({"step": "two"}, "Ignored step='two'"),
     ({"sentences": "only one"}, "Enter at least two"),
     ({"models": "glove-6b-50d whiten"}, None),  # "+" typed into a URL arrives as a space
     ({"foo": "1", "<script>": "x"}, "Ignored unknown link parameter(s)"),
@@ -84,3 +86,14 @@ def test_a_corpus_map_link_opens_explores_corpus_part_with_its_models() -> None:
     assert link == "?tab=corpus&models=glove-6b-50d" and note == ""
     link, note = sharing.copy_link("corpus", {**current, ("corpus", "source"): "file"})
     assert link == "?tab=corpus&models=glove-6b-50d" and "uploaded file cannot travel in a link" in note
+
+
+def test_a_step_link_opens_the_presenter_view_at_that_step() -> None:
+    link, _ = make_link("talk", step=2)
+    assert link == "?tab=talk&step=3"
+    state = parse_link({"view": "talk", "step": "3"})
+    assert (state.tab, state.step, state.notes) == ("talk", 2, [])
+    assert parse_link({"step": "1"}).tab == "talk"  # a step alone means the Talk tab
+    tab, notes, by_slot = sharing.apply_link(_Request({"view": "talk", "step": "5"}))
+    assert tab == "talk" and notes == "" and by_slot[("talk", "step")] == 4
+    assert sharing.copy_link("talk", {("talk", "step"): 4})[0] == "?tab=talk&step=5"

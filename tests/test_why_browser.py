@@ -108,6 +108,25 @@ def test_presenter_view_runs_its_seven_steps_from_a_cold_start(browser, why_app:
     context.close()
 
 
+def test_a_step_link_opens_the_presenter_view_at_that_step_and_its_qr_code_follows(browser, why_app: str) -> None:
+    """The room's phones open the step on the screen: ?view=talk&step=2 opens step 2, and the QR code
+    (Q) carries the step shown, again after the presenter moves on."""
+    context, page = open_page(browser, why_app + "?view=talk&step=2", timeout_ms=180_000,
+                              viewport={"width": 390, "height": 844})
+    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('2 / 7')")
+    page.wait_for_function("document.querySelectorAll('#talk-right .js-plotly-plot').length === 1")
+    assert page.inner_text("#talk-failure").strip() == ""
+    page.wait_for_function("(document.querySelector('#talk-qr') || {}).innerText.includes('step=2')")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('1 / 7')")
+    page.wait_for_function("(document.querySelector('#talk-qr') || {}).innerText.includes('step=1')")
+    page.keyboard.press("q")
+    page.wait_for_selector("#talk-qr img.qr", state="visible")
+    assert "?view=talk&step=1" in page.inner_text("#talk-qr")
+    page.wait_for_function("document.querySelectorAll('#talk-left .js-plotly-plot').length === 1")
+    context.close()
+
+
 def test_explain_a_pair(why_page) -> None:
     page = why_page
     choose_models(page, "#why-models", ("glove-6b-50d", "all-MiniLM-L6-v2"))

@@ -11,7 +11,8 @@ Query parameters (all optional; unknown or malformed ones are ignored with a not
 * ``models`` — comma-separated registry keys (variants such as ``glove-6b-50d+whiten`` too), for the
   tab the link opens (Explore by default);
 * ``query`` — the query sentence's number (1-based); ``colour`` — ``groups`` or ``clusters``;
-  ``clusters`` — ``kmeans`` or ``hdbscan``; ``data`` — the STS tab's ``dev`` or ``test``.
+  ``clusters`` — ``kmeans`` or ``hdbscan``; ``data`` — the STS tab's ``dev`` or ``test``;
+* ``step`` — the presenter view's step (1-based; the QR code it shows carries the step on screen).
 
 Example: ``?tab=explore&set=paraphrase-questions&models=glove-6b-50d,all-MiniLM-L6-v2``.
 """
@@ -31,7 +32,7 @@ from ..views import MODEL_TABS, TABS, VIEWS
 SUB_TABS = {"corpus": "explore", "table1": "sts", "cost": "sts"}  # a link tab that is a part of another tab
 MAX_LINK_CHARS = 2000  # what every browser, chat app and slide tool keeps of a URL
 CHOICES = {"colour": ("groups", "clusters"), "clusters": ("kmeans", "hdbscan"), "data": ("dev", "test")}
-KNOWN = {"tab", "view", "set", "sentences", "models", "query", "board", "key", *CHOICES}  # board, key: ui.audience
+KNOWN = {"tab", "view", "set", "sentences", "models", "query", "step", "board", "key", *CHOICES}  # board, key: ui.audience
 
 
 class TabParts(NamedTuple):
@@ -54,6 +55,7 @@ class LinkState:
     colour: str | None = None
     clusters: str | None = None
     data: str | None = None
+    step: int | None = None  # 0-based: the presenter view's step
     notes: list[str] = field(default_factory=list)
 
 
@@ -112,6 +114,10 @@ def parse_link(params: Mapping[str, str]) -> LinkState:
         state.models = _models(params["models"], state.tab if state.tab in MODEL_TABS else "explore", notes)
     if "query" in params:
         state.query = _query(params["query"], state, notes)
+    if params.get("step", "").strip():
+        state.step = _step(params["step"].strip(), notes)
+        if state.step is not None and state.tab is None:
+            state.tab = "talk"
     for name, valid in CHOICES.items():
         value = params.get(name, "").strip().lower()
         if not value:
@@ -121,6 +127,15 @@ def parse_link(params: Mapping[str, str]) -> LinkState:
         else:
             notes.append(f"Ignored {name}={value[:40]!r}; choose {' or '.join(valid)}.")
     return state
+
+
+def _step(text: str, notes: list[str]) -> int | None:
+    from .talk import STEPS  # here: the Talk tab reads page_address from this module
+
+    if text.isdigit() and 1 <= int(text) <= len(STEPS):
+        return int(text) - 1
+    notes.append(f"Ignored step={text[:20]!r}; the presenter view has steps 1 to {len(STEPS)}.")
+    return None
 
 
 def _query(text: str, state: LinkState, notes: list[str]) -> int | None:
@@ -140,7 +155,7 @@ def _query(text: str, state: LinkState, notes: list[str]) -> int | None:
 
 def make_link(tab: str, *, example: str | None = None, text: str | None = None,
               models: Sequence[str] | None = None, query: int | None = None, colour: str | None = None,
-              clusters: str | None = None, data: str | None = None) -> tuple[str, str | None]:
+              clusters: str | None = None, data: str | None = None, step: int | None = None) -> tuple[str, str | None]:
     """``(query string, note)`` for the current state; the note says what a link cannot hold.
 
     >>> make_link("explore", example="paraphrase-questions", text=None, models=["glove-6b-50d"])[0]
@@ -162,6 +177,8 @@ def make_link(tab: str, *, example: str | None = None, text: str | None = None,
         params.update({k: v for k, v in (("colour", colour), ("clusters", clusters)) if v})
     if tab == "sts" and data in CHOICES["data"]:
         params["data"] = data
+    if tab == "talk" and isinstance(step, int) and step >= 0:
+        params["step"] = str(step + 1)
     link = "?" + urlencode(params, safe=",|")
     if len(link) > MAX_LINK_CHARS and "sentences" in params:
         del params["sentences"]

@@ -15,7 +15,7 @@ from .page_assets import asset
 SLOTS = [("explore", "example"), ("explore", "description"), ("explore", "text"), ("explore", "models"),
          ("explore", "query"), ("explore", "colour"), ("explore", "clusters"), ("explore", "mode"),
          ("corpus", "models"), ("corpus", "source"), ("sts", "models"), ("sts", "data"), ("sts", "mode"),
-         ("table1", "models"), ("why", "models")]
+         ("table1", "models"), ("why", "models"), ("talk", "step")]
 def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
     """``(tab to select or None, notes, {slot: update})`` from the page's URL; slots not named stay as they are."""
     state = parse_link(dict(getattr(request, "query_params", {}) or {}))
@@ -44,6 +44,8 @@ def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
             updates[("explore", name)] = getattr(state, name)
     if state.data:
         updates[("sts", "data")] = state.data
+    if state.step is not None:
+        updates[("talk", "step")] = state.step
     notes = snippets.notes_box(state.notes, title="Some of the link could not be used", kind="warning")
     return state.tab, notes, updates
 
@@ -60,7 +62,8 @@ def copy_link(tab: str | None, current: dict[tuple[str, str], object]) -> list[s
     link, note = make_link(tab, example=current.get(("explore", "example")), text=current.get(("explore", "text")),
                            models=[m for m in models or [] if isinstance(m, str)],
                            query=current.get(("explore", "query")), colour=current.get(("explore", "colour")),
-                           clusters=current.get(("explore", "clusters")), data=current.get(("sts", "data")))
+                           clusters=current.get(("explore", "clusters")), data=current.get(("sts", "data")),
+                           step=current.get(("talk", "step")))
     if tab == "corpus" and current.get(("corpus", "source")) == "file":
         note = ("The link opens the corpus map with these models and the built-in corpus: an uploaded file cannot "
                 "travel in a link, so share the file too.")
@@ -91,7 +94,7 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
             select(lambda tab_id=tab_id: tab_id, None, current_tab, **quiet)
 
     # Two steps: the tab (and its part) a link opens, then, once page.js has seen the tab's model picker
-    # drawn, the values. A tab draws its components only when first selected (gr.Tab's render_children),
+    # (or step list) drawn, the values. A tab draws its components only when first selected (gr.Tab's render_children),
     # and a value sent in the same answer as the selection was lost now and then (a flaky browser test).
     selectors = [slot for slot in present if slot[1] == "mode"]
     values = [slot for slot in present if slot[1] != "mode"]
@@ -100,9 +103,10 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
     def open_tab(request: gr.Request) -> list:
         tab, notes_html, updates = apply_link(request)
         parts = [tab if tab and SUB_TABS.get(tab, tab) == parent else gr.skip() for parent in shown]
-        models = linkable.get(tab or "explore", {}).get("models")
+        own = linkable.get(tab or "explore", {})  # the tab's model picker, else its first component a link sets
+        anchor = own.get("models") or next(iter(own.values()), None)
         return [gr.update(selected=SUB_TABS.get(tab, tab)) if tab else gr.skip(), tab or "explore", *parts, notes_html,
-                getattr(models, "elem_id", None) or "", *(updates.get(slot, gr.skip()) for slot in selectors)]
+                getattr(anchor, "elem_id", None) or "", *(updates.get(slot, gr.skip()) for slot in selectors)]
 
     def set_values(request: gr.Request) -> list:
         _, _, updates = apply_link(request)

@@ -48,7 +48,7 @@ from ..training import config_for, training_jobs
 from ..training.curves import training_curves
 from ..views import VIEWS
 from .common import action, user_errors
-from .links import page_address
+from .links import TabParts, page_address
 from .sts import bar_chart
 
 NAIVE, SIAMESE = VIEWS["talk"].default_models
@@ -188,10 +188,10 @@ STEPS = [
 ]
 
 
-def follow_along(request: gr.Request) -> str:
+def follow_along(step: int | None, request: gr.Request) -> str:
     """The presenter view's QR code (Q or the QR button shows it over the step): the room opens the
-    same seven steps on their phones."""
-    link = page_address(request) + "?view=talk"
+    same seven steps on their phones, at the step on the screen."""
+    link = page_address(request) + "?view=talk" + (f"&step={step + 1}" if isinstance(step, int) else "")
     return (f'<div class="talk-qr-card">{qr_image(link, "QR code: open the presenter view on your phone")}'
             f"<p>Follow along on your phone:<br><code>{html.escape(link)}</code></p></div>")
 
@@ -217,7 +217,7 @@ def move(step: int | None, delta: int) -> int:
     return max(0, min(len(STEPS) - 1, current + delta))
 
 
-def build_tab() -> list:
+def build_tab() -> TabParts:
     """Build the Talk tab inside the current ``gr.Tab``."""
     with gr.Row(equal_height=True, elem_id="talk-nav"):
         back = gr.Button("◀ Back", scale=0, min_width=110, elem_id="talk-back")
@@ -241,7 +241,9 @@ def build_tab() -> list:
     present.click(None, js="() => window.sbertDemoPresent()")  # a call into page.js, whose function it is
     qr_card = gr.HTML(elem_id="talk-qr")  # shown over the step by page.js (the QR button or Q)
     qr.click(None, js="() => window.sbertDemoQr()")
-    gr.on(None, follow_along, None, qr_card, queue=False, show_progress="hidden", api_visibility="private")
+    # The QR code when the page opens, and again at each step (it opens the room's phones at that step).
+    gr.on([step.change], follow_along, step, qr_card, queue=False, show_progress="hidden", api_visibility="private")
+    gr.on(None, follow_along, step, qr_card, queue=False, show_progress="hidden", api_visibility="private")
     action([step.change], show_step, step, [title, caption, left, right], failures_to=failure,
            api_name="talk_step", concurrency_id="talk", show_progress_on=left)
-    return []
+    return TabParts([], {"step": step})
