@@ -279,11 +279,11 @@ def test_precision_is_part_of_the_key(tiny_sbert_in_models, monkeypatch) -> None
     from sbert_demo.encoding.devices import Hardware, choose
 
     assert encoder.cache_key("id", choose(Hardware(), "cpu", "bf16")) == "id|torch|bf16|cpu"
-    from sbert_demo.encoding import devices
+    from sbert_demo.encoding import cpu
 
     # int8 with the recipe and its version: 7-bit weights, or 8-bit on a CPU with VNNI (other vectors)
     for flags, tag in ((frozenset({"avx2"}), "int8-2"), (frozenset({"avx2", "avx512_vnni"}), "int8-w8-2")):
-        monkeypatch.setattr(devices, "cpu_flags", lambda flags=flags: flags)
+        monkeypatch.setattr(cpu, "cpu_flags", lambda flags=flags: flags)
         assert encoder.cache_key("id", choose(Hardware(onnx=True), "cpu", "int8")) == f"id|onnx|{tag}|cpu"
 
 

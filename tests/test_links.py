@@ -38,8 +38,8 @@ def test_custom_sentences_travel_in_the_link_until_they_are_too_long() -> None:
     ({"set": "bag-of-words-traps", "query": "99"}, "there is no sentence number 99"),
     ({"query": "first"}, "Ignored query='first'"),
     ({"colour": "pink"}, "Ignored colour='pink'"),
-    ({"view": "talk", "step": "8"}, "Ignored step='8'; the presenter view has steps 1 to 7"),
     ({"step": "two"}, "Ignored step='two'"),
+    ({"step": "0"}, "Ignored step='0'"),
     ({"sentences": "only one"}, "Enter at least two"),
     ({"models": "glove-6b-50d whiten"}, None),  # "+" typed into a URL arrives as a space
     ({"foo": "1", "<script>": "x"}, "Ignored unknown link parameter(s)"),
@@ -97,3 +97,6 @@ def test_a_step_link_opens_the_presenter_view_at_that_step() -> None:
     tab, notes, by_slot = sharing.apply_link(_Request({"view": "talk", "step": "5"}))
     assert tab == "talk" and notes == "" and by_slot[("talk", "step")] == 4
     assert sharing.copy_link("talk", {("talk", "step"): 4})[0] == "?tab=talk&step=5"
+    tab, notes, by_slot = sharing.apply_link(_Request({"view": "talk", "step": "8"}))  # there are seven
+    assert tab == "talk" and "Ignored step=8; the presenter view has steps 1 to 7" in notes
+    assert ("talk", "step") not in by_slot

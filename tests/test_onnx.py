@@ -191,13 +191,13 @@ def test_int8_weights_use_8_bits_only_on_cpus_with_vnni(plain_sbert, tiny_bert, 
     import onnx
     from onnx import numpy_helper
 
-    from sbert_demo.encoding import devices
+    from sbert_demo.encoding import cpu
 
     model = plain_sbert(tiny_bert, "mean", cached=False)
     source = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", lambda: model)
     largest = {}
     for flags, name in ((frozenset({"avx2", "avx512f"}), "int8"), (frozenset({"avx2", "avx512_vnni"}), "int8-w8")):
-        monkeypatch.setattr(devices, "cpu_flags", lambda flags=flags: flags)
+        monkeypatch.setattr(cpu, "cpu_flags", lambda flags=flags: flags)
         assert onnx_export.artefact_dir(tmp_path, "tiny", "int8").name == name
         out = tmp_path / name
         out.mkdir()

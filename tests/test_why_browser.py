@@ -113,13 +113,13 @@ def test_a_step_link_opens_the_presenter_view_at_that_step_and_its_qr_code_follo
     (Q) carries the step shown, again after the presenter moves on."""
     context, page = open_page(browser, why_app + "?view=talk&step=2", timeout_ms=180_000,
                               viewport={"width": 390, "height": 844})
-    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('2 / 7')")
+    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('2 / 7')")
     page.wait_for_function("document.querySelectorAll('#talk-right .js-plotly-plot').length === 1")
     assert page.inner_text("#talk-failure").strip() == ""
-    page.wait_for_function("(document.querySelector('#talk-qr') || {}).innerText.includes('step=2')")
+    page.wait_for_function("((document.querySelector('#talk-qr') || {}).innerText || '').includes('step=2')")
     page.keyboard.press("ArrowLeft")
-    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('1 / 7')")
-    page.wait_for_function("(document.querySelector('#talk-qr') || {}).innerText.includes('step=1')")
+    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('1 / 7')")
+    page.wait_for_function("((document.querySelector('#talk-qr') || {}).innerText || '').includes('step=1')")
     page.keyboard.press("q")
     page.wait_for_selector("#talk-qr img.qr", state="visible")
     assert "?view=talk&step=1" in page.inner_text("#talk-qr")

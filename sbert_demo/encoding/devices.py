@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from ..config import BACKENDS, INFERENCE_PRECISIONS, settings
 from ..shared import memoize
+from .cpu import cpu_flags
 
 logger = logging.getLogger(__name__)
 
@@ -94,18 +95,6 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-@memoize(maxsize=1)
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags as Linux lists them (empty where /proc/cpuinfo cannot be read)."""
-    try:
-        for line in open("/proc/cpuinfo", encoding="ascii", errors="ignore"):
-            if line.startswith(("flags", "Features")):
-                return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
 
 
 def _cpu_has_native_bf16() -> bool:

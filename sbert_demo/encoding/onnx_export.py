@@ -87,7 +87,7 @@ VNNI_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})  # int8 dot prod
 def recipe(precision: str) -> str:
     """The artefact a precision runs on this CPU: ``fp32``; ``int8`` (7-bit weights) or, on CPUs with
     VNNI, ``int8-w8`` (all 8 bits; module docstring). Also the artefact's folder name."""
-    from .devices import cpu_flags
+    from .cpu import cpu_flags
 
     return "int8-w8" if precision == "int8" and VNNI_FLAGS & cpu_flags() else precision
 

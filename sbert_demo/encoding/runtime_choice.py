@@ -40,7 +40,8 @@ from pathlib import Path
 import numpy as np
 
 from ..shared import BoundedCache, memoize
-from .devices import Hardware, cpu_flags
+from .cpu import cpu_flags
+from .devices import Hardware
 
 logger = logging.getLogger(__name__)
 

@@ -130,11 +130,10 @@ def parse_link(params: Mapping[str, str]) -> LinkState:
 
 
 def _step(text: str, notes: list[str]) -> int | None:
-    from .talk import STEPS  # here: the Talk tab reads page_address from this module
-
-    if text.isdigit() and 1 <= int(text) <= len(STEPS):
+    """0-based; whether the step exists is checked where the steps are known (:mod:`.sharing`)."""
+    if text.isdigit() and int(text) >= 1:
         return int(text) - 1
-    notes.append(f"Ignored step={text[:20]!r}; the presenter view has steps 1 to {len(STEPS)}.")
+    notes.append(f"Ignored step={text[:20]!r}; give the presenter view's step number, e.g. step=3.")
     return None
 
 

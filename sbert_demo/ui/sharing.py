@@ -10,6 +10,7 @@ from . import snippets
 from .explore import query_choices
 from .links import SUB_TABS, make_link, parse_link
 from .page_assets import asset
+from .talk import STEPS
 
 # (tab, name) of every component a link can set or read (the description is only set).
 SLOTS = [("explore", "example"), ("explore", "description"), ("explore", "text"), ("explore", "models"),
@@ -19,6 +20,9 @@ SLOTS = [("explore", "example"), ("explore", "description"), ("explore", "text")
 def apply_link(request: gr.Request) -> tuple[str | None, str, dict]:
     """``(tab to select or None, notes, {slot: update})`` from the page's URL; slots not named stay as they are."""
     state = parse_link(dict(getattr(request, "query_params", {}) or {}))
+    if state.step is not None and state.step >= len(STEPS):
+        state.notes.append(f"Ignored step={state.step + 1}; the presenter view has steps 1 to {len(STEPS)}.")
+        state.step = None
     updates: dict[tuple[str, str], object] = {}
     text = None
     if state.example:
