@@ -17,7 +17,8 @@ is small, so it is done here with the libraries underneath it:
    VNNI (AVX512-VNNI, AVX-VNNI, AMX) sum int8 products in 32 bits (``VPDPBUSD``): there all 8 bits
    are used, a separate artefact (:func:`recipe`). Measured on a Xeon with AVX512-VNNI, mpnet (the
    variant below): STSb dev Spearman +0.06 from fp32 with 8-bit weights, +0.25 with 7-bit, same speed
-   (2.0x ONNX fp32); largest probe-pair change 0.064 against 0.066. If that
+   (2.0x ONNX fp32), in one batch order (through the app's encoder, batches cut by length: +0.23);
+   largest probe-pair change 0.064 against 0.066. If that
    fails the check below, the feed-forward **down-projections** (the matrices fed by the activation
    function) stay in fp32: their inputs carry per-token outliers that one scale per tensor cannot
    hold (mpnet: vectors within cosine 0.92 of fp32 when only these are quantised, 0.999 for the
