@@ -103,6 +103,7 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
     selectors = [slot for slot in present if slot[1] == "mode"]
     values = [slot for slot in present if slot[1] != "mode"]
     picker = gr.State("")
+    pending = gr.State([])  # the link's values, read once with the tab and sent once it is drawn
 
     def open_tab(request: gr.Request) -> list:
         tab, notes_html, updates = apply_link(request)
@@ -110,11 +111,8 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
         own = linkable.get(tab or "explore", {})  # the tab's model picker, else its first component a link sets
         anchor = own.get("models") or next(iter(own.values()), None)
         return [gr.update(selected=SUB_TABS.get(tab, tab)) if tab else gr.skip(), tab or "explore", *parts, notes_html,
-                getattr(anchor, "elem_id", None) or "", *(updates.get(slot, gr.skip()) for slot in selectors)]
-
-    def set_values(request: gr.Request) -> list:
-        _, _, updates = apply_link(request)
-        return [updates.get(slot, gr.skip()) for slot in values]
+                getattr(anchor, "elem_id", None) or "", [updates.get(slot, gr.skip()) for slot in values],
+                *(updates.get(slot, gr.skip()) for slot in selectors)]
 
     def refresh_all(*values) -> list:
         updates = []
@@ -130,10 +128,11 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
     components = [component for _, component in refreshers]
     demo.load(refresh_all, components, components, queue=False, show_progress="hidden",
               api_visibility="private").then(
-        open_tab, None, [tabs, current_tab, *shown.values(), notes, picker, *(linkable[t][n] for t, n in selectors)],
+        open_tab, None, [tabs, current_tab, *shown.values(), notes, picker, pending,
+                         *(linkable[t][n] for t, n in selectors)],
         queue=False, show_progress="hidden", api_visibility="private").then(
         None, picker, picker, js=asset("link_drawn.js"), queue=False, show_progress="hidden").then(
-        set_values, None, [linkable[t][n] for t, n in values], queue=False, show_progress="hidden",
+        lambda sent: list(sent), pending, [linkable[t][n] for t, n in values], queue=False, show_progress="hidden",
         api_visibility="private")
     readable = [slot for slot in present if slot[1] not in ("description", "mode")]
 
