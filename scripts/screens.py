@@ -5,7 +5,8 @@
 Without ``--url`` the app is started here (``app.py`` on a free port, with the environment as it is:
 set ``SBERT_DEMO_CACHE`` to a warm cache to skip the first runs). Each view is opened by its deep
 link, its main button pressed and its result awaited, then the viewport (not the whole page) is
-saved as ``<view>-<width>x<height>.jpg``; the presenter view's steps as ``talk-<n>-1280x720.jpg``; an
+saved as ``<view>-<width>x<height>.jpg``; the presenter view's steps as ``talk-<n>-1280x720.jpg`` (the
+room step's QR code as ``talk-8-qr-1280x720.jpg``); an
 audience board as ``board-presenter-1280x720.jpg`` and ``board-phone-390x844.jpg``.
 Needs Chromium (``apt-get install chromium``) and the ``playwright`` package (no browser download).
 """
@@ -23,8 +24,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SIZES = {"laptop": (1366, 768), "projector": (1280, 720), "phone": (390, 844)}
-TALK_STEPS = 7
-TWO_FIGURES = (2, 5)  # the presenter steps with a figure on each side
+TALK_STEPS = 8
+TWO_FIGURES = (2, 5, 8)  # the presenter steps with a figure on each side
+ROOM_STEP = 8  # the room's own sentences: a board started on the step, the ROOM sentences sent to it
 
 # view: (deep link, button to press or None, JavaScript that is true once the result is on the page)
 VIEWS = {
@@ -95,14 +97,34 @@ def shoot_talk(browser, url: str, size: tuple[int, int], out: Path) -> list[Path
         page.keyboard.press("ArrowRight")
         page.wait_for_function(f"document.querySelector('#talk-title').innerText.includes('{step} / {TALK_STEPS}')")
         plot = "#talk-right" if step in TWO_FIGURES else "#talk-left"
+        if step == ROOM_STEP:
+            paths.append(start_room(page, url, out / f"talk-{step}-qr-{size[0]}x{size[1]}.jpg"))
         page.wait_for_function(f"document.querySelectorAll('{plot} .js-plotly-plot').length === 1")
-        if step == TALK_STEPS:  # the live training run: wait for its result line
+        if step == ROOM_STEP:
+            page.wait_for_function(f"document.querySelector('#talk-room').innerText.includes('{len(ROOM)} sentences')")
+        if step == ROOM_STEP - 1:  # the live training run: wait for its result line
             page.wait_for_function("document.querySelector('#talk-caption').innerText.includes('after')")
         page.wait_for_timeout(1500)
         paths.append(out / f"talk-{step}-{size[0]}x{size[1]}.jpg")
         page.screenshot(path=str(paths[-1]), type="jpeg", quality=70)
     context.close()
     return paths
+
+
+def start_room(page, url: str, path: Path) -> Path:
+    """The room step: Start a board, the QR code of its join link on the screen (saved to ``path``), Q
+    to hide it, then the ROOM sentences sent from ten sessions."""
+    from gradio_client import Client
+
+    page.click("#talk-room-start")
+    page.wait_for_selector("#talk-qr img.qr", state="visible")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(path), type="jpeg", quality=70)
+    code = page.inner_text("#talk-qr").strip().rsplit("?board=", 1)[1]
+    page.keyboard.press("q")
+    for sentence in ROOM:
+        Client(url, verbose=False).predict(code, sentence, api_name="/board_send")
+    return path
 
 
 ROOM = ["How do I renew my passport?", "Where can I get a new passport?", "My passport expired last week.",

@@ -8,11 +8,14 @@ and a hundred phones sending at once (nothing lost).
 from __future__ import annotations
 
 import csv
+import html
+import re
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import gradio as gr
 import pytest
 
 from sbert_demo.audience import board as board_view
@@ -163,7 +166,8 @@ def test_where_a_sentence_landed(store: BoardStore) -> None:
 
 
 def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStore) -> None:
-    from sbert_demo.ui.audience import _landing_html, _map
+    from sbert_demo.ui.audience import _landing_html, board_map
+    from sbert_demo.ui.talk import room_status
 
     board = store.create("glove-6b-50d")
     evil = ['<script>alert(1)</script> hi', '=HYPERLINK("http://x","click")', '+1+cmd|calc', '@SUM(A1)',
@@ -176,8 +180,11 @@ def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStor
               "nearest": [{"sentence": evil[4], "cosine": 0.5}]}
     page = _landing_html(result)
     assert "<script>" not in page and "<img" not in page and "&lt;script&gt;" in page and "&lt;b&gt;x" in page
-    figure = _map(shown, "glove-6b-50d").to_json()
-    assert "<script>" not in figure and "<img" not in figure
+    figure = board_map(shown, "glove-6b-50d").to_json()
+    assert "<script>" not in figure and "<img" not in figure and "&lt;img src=x" in figure  # the newest, written
+    status = room_status({"code": board.code, "secret": "s3cret", "base": "http://talk.example/"}, [shown])
+    assert "<script>" not in status and "<img" not in status and status.count("Closest under") == 1
+    assert f"?board={board.code} " in html.unescape(re.sub("<[^>]+>", " ", status))  # the join link on the slide
     path = write_table_csv("board", ["id", "sentence", "sent", "hidden"], export_rows(store, board.code))
     cells = [row[1] for row in csv.reader(path.open(encoding="utf-8"))][1:]
     assert cells[0] == evil[0] and all(cell.startswith("'") for cell in cells[1:4]) and cells[4] == evil[4]
@@ -199,3 +206,30 @@ def test_the_cli_exports_a_board(store: BoardStore, tmp_path: Path) -> None:
     missing = subprocess.run([sys.executable, "-m", "sbert_demo", "board", "export", "QQQQQ"], cwd=REPO, env=env,
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "There is no board QQQQQ" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_the_presenter_views_room_step_redraws_only_when_a_sentence_arrives(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sbert_demo.audience.store import board_store
+    from sbert_demo.ui import talk
+
+    monkeypatch.setattr(talk, "SIAMESE", "glove-6b-50d+whiten")  # a second model without the ONNX build of MiniLM
+    board = board_store().create("glove-6b-50d")
+    room = {"code": board.code, "secret": board.secret, "base": "http://talk.example/"}
+    for i, text in enumerate(["A cat sleeps on the sofa.", "A kitten naps on the couch.", "Stocks fell today."]):
+        board_store().add(board.code, text, sender=f"p{i}")
+    skipped = talk.room_tick(talk.ROOM_STEP - 1, room, None)  # another step on the screen: nothing is drawn
+    assert skipped[3] is None and all(part == gr.skip() for part in skipped[:3])
+    status, left, right, key = talk.room_tick(talk.ROOM_STEP, room, None)
+    assert "3</span> sentences" in status and key == "1,2,3"
+    assert [trace.x.shape for trace in left.data[:-1]] and right["visible"] and right["value"] is not None
+    assert left.layout.title.text.startswith("GloVe") and "3 sentences" in left.layout.title.text
+    assert talk.room_tick(talk.ROOM_STEP, room, key)[3] == key and talk.room_tick(talk.ROOM_STEP, room, key)[0] == gr.skip()
+    board_store().add(board.code, "Markets dropped sharply.", sender="p9")
+    assert talk.room_tick(talk.ROOM_STEP, room, key)[3] == "1,2,3,4"  # a new sentence: drawn again
+    # The room's row, its Start button and its timer show at the room step only.
+    row, start, timer, shown, hint = talk.room_controls(talk.ROOM_STEP, None, None)
+    assert row["visible"] and start["visible"] and not timer["active"] and "No board yet" in hint
+    row, start, timer, shown, hint = talk.room_controls(talk.ROOM_STEP, room, None)
+    assert row["visible"] and not start["visible"] and timer["active"] and hint == gr.skip()
+    assert not talk.room_controls(2, room, None)[2]["active"]
+    assert "Only the presenter" in talk.room_controls(talk.ROOM_STEP, None, "Only the presenter can do that.")[4]

@@ -1,12 +1,15 @@
 """An audience board in headless Chromium: a phone (390x844, touch) joins from the link and sends,
-the presenter's board (1280x720) shows it within 5 s without a click; presenter actions without the
-secret are refused; the app killed (-9) between two sends keeps every sentence (issue 23).
+the presenter's board (1280x720) shows it within 5 s without a click; the presenter view's room step
+(8) starts a board, shows its join QR code and maps the room's sentences under GloVe and MiniLM;
+presenter actions without the secret are refused; the app killed (-9) between two sends keeps every
+sentence (issue 23).
 Screenshots: ``test-artifacts/board-*.png``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -15,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_tiny_sts
-from test_browser import ARTIFACTS, browser, free_port, launch, start_app  # noqa: F401
+from test_browser import ARTIFACTS, assert_fits_each_projector, browser, free_port, launch, start_app  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -85,6 +88,76 @@ def test_a_phone_sends_and_the_presenter_sees_it_without_a_click(browser, board_
     presenter.screenshot(path=str(ARTIFACTS / "board-presenter.png"), full_page=True)
     phone_context.close()
     presenter_context.close()
+
+
+def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_minilm(browser, board_app: str) -> None:
+    """?view=talk&step=8 on a projector: Start a board puts the board's join link up as a QR code; the
+    room's sentences land on both maps within 5 s without a click, the newest written beside its
+    point, as text; the step fits each projector; the presenter's link opens the step on that board again."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{board_app}?view=talk&step=8")
+    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('8 / 8')")
+    page.wait_for_selector("#talk-room-start", state="visible")
+    assert "No board yet" in page.inner_text("#talk-room")
+    page.click("#talk-room-start")
+    page.wait_for_selector("#talk-qr img.qr", state="visible")  # the room scans first
+    qr_text = page.inner_text("#talk-qr")
+    code = re.search(r"\?board=([A-Z0-9]{5})$", qr_text.strip()).group(1)
+    assert "key=" not in qr_text and "Send a sentence to board" in qr_text
+    page.screenshot(path=str(ARTIFACTS / "talk-8-qr.png"))
+    page.keyboard.press("q")
+    page.wait_for_selector("#talk-qr img.qr", state="hidden")
+    _send(board_app, code, ROOM[:2] + ["My <b>dog</b> chased the cat."])
+    sent = time.monotonic()
+    page.wait_for_function("document.querySelectorAll('#talk-right .js-plotly-plot').length === 1", timeout=5_000)
+    page.wait_for_function("document.querySelector('#talk-room').innerText.includes('3 sentences')", timeout=5_000)
+    assert time.monotonic() - sent <= 5
+    status = page.inner_text("#talk-room")
+    assert "Closest under GloVe" in status and "Closest under SBERT all-MiniLM-L6-v2" in status
+    titles = page.evaluate("[...document.querySelectorAll('#talk-left .gtitle, #talk-right .gtitle')].map(t => t.textContent)")
+    assert titles[0].startswith("GloVe") and "MiniLM" in titles[1] and all("3 sentences" in t for t in titles)
+    newest = page.evaluate("[...document.querySelectorAll('#talk-right .textpoint text')].map(t => t.textContent)")
+    assert newest == ["My <b>dog</b> chased the cat."]  # written as text, the tags shown, not applied
+    assert_fits_each_projector(page, 8)
+    page.screenshot(path=str(ARTIFACTS / "talk-8.png"))
+    presenter_link = page.evaluate("document.querySelector('#talk-room details code').textContent")
+    assert f"?view=talk&step=8&board={code}&key=" in presenter_link
+    again = context.new_page()
+    again.set_default_timeout(120_000)
+    again.goto(presenter_link)  # a reload in the middle of the talk
+    again.wait_for_function("document.querySelectorAll('#talk-right .js-plotly-plot').length === 1")
+    again.wait_for_function("document.querySelector('#talk-room').innerText.includes('3 sentences')")
+    assert not again.locator("#talk-room-start").is_visible()
+    again.wait_for_function("!window.location.search.includes('key=')")  # the secret left the address bar
+    wrong = context.new_page()
+    wrong.goto(f"{board_app}?view=talk&step=8&board={code}&key=a-guess")
+    wrong.wait_for_function("(document.querySelector('#talk-room') || {innerText: ''}).innerText.includes('presenter')")
+    assert "Only the presenter" in wrong.inner_text("#talk-room")
+    context.close()
+
+
+def test_the_presenter_hides_a_sentence_chosen_from_the_list(browser, board_app: str) -> None:
+    made = _client(board_app).predict("glove-6b-50d", api_name="/board_create")
+    _send(board_app, made["code"], ROOM[:3])
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{board_app}?board={made['code']}&key={made['secret']}")
+    page.wait_for_selector("#board-summary", state="attached")  # the tab is drawn once the link selects it
+    page.wait_for_function("document.querySelector('#board-summary').innerText.includes('3 sentences')")
+    ids = [s["id"] for s in _client(board_app).predict(made["code"], api_name="/board_state")["sentences"]]
+    page.locator("#board-hide-choice input").click()
+    options = [o.strip() for o in page.locator("ul[role='listbox'] li").all_inner_texts()]
+    assert options == [f"#{i} {text}" for i, text in zip(ids[::-1], ROOM[2::-1])]  # newest first, number and text
+    page.locator("ul[role='listbox'] li", has_text=ROOM[1]).click()
+    page.click("#board-hide")
+    page.wait_for_function(f"document.querySelector('#board-notes').innerText.includes('#{ids[1]} is hidden')")
+    page.wait_for_function("document.querySelector('#board-summary').innerText.includes('2 sentences')")
+    state = _client(board_app).predict(made["code"], api_name="/board_state")
+    assert [s["text"] for s in state["sentences"]] == [ROOM[0], ROOM[2]]
+    context.close()
 
 
 def test_presenter_actions_without_the_secret_are_refused(board_app: str) -> None:

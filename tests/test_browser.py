@@ -169,6 +169,33 @@ def gaps(page) -> dict[str, float]:
     return {row[0]: float(row[4].split()[0]) for row in rows}
 
 
+PROJECTORS = [(1280, 720), (1366, 768), (1920, 1080)]
+# What a step looks like on the screen: the page's height (no scrolling if it is the screen's), whether
+# anything of the normal page shows, the caption's and the title's font size, the figures' heights.
+FIT = """() => ({
+  height: document.documentElement.scrollHeight,
+  normalPage: [".header-row", "#main-tabs > .tab-wrapper", "#page-footer", "#talk-steps"]
+    .some((s) => { const e = document.querySelector(s); return e && e.offsetParent !== null; }),
+  caption: parseFloat(getComputedStyle(document.querySelector("#talk-caption p")).fontSize),
+  title: parseFloat(getComputedStyle(document.querySelector("#talk-title h2")).fontSize),
+  figures: [...document.querySelectorAll("#talk-left .js-plotly-plot, #talk-right .js-plotly-plot")]
+    .filter((gd) => gd.offsetParent !== null).map((gd) => gd.getBoundingClientRect().height),
+})"""
+
+
+def assert_fits_each_projector(page, number: int) -> None:
+    """The step on the screen at each projector size: no scrolling, none of the normal page, text of
+    24 px or more, and the figure filling the room left (at least 45% of the screen's height)."""
+    for width, height in PROJECTORS:
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(900)  # the resize, then page.js sizing the figures
+        fit = page.evaluate(FIT)
+        assert fit["height"] <= height and not fit["normalPage"], (number, width, height, fit)
+        assert fit["caption"] >= 24 and fit["title"] >= 30, (number, width, height, fit)
+        assert fit["figures"] and min(fit["figures"]) >= 0.45 * height, (number, width, height, fit)
+    page.set_viewport_size({"width": PROJECTORS[0][0], "height": PROJECTORS[0][1]})
+
+
 def test_explore_tab(page) -> None:
     run_explore(page, THREE[:2], timeout_s=180)
     assert plot_traces(page, ".heatmap") == [1, 1]

@@ -97,6 +97,13 @@ def test_a_step_link_opens_the_presenter_view_at_that_step() -> None:
     tab, notes, by_slot = sharing.apply_link(_Request({"view": "talk", "step": "5"}))
     assert tab == "talk" and notes == "" and by_slot[("talk", "step")] == 4
     assert sharing.copy_link("talk", {("talk", "step"): 4})[0] == "?tab=talk&step=5"
-    tab, notes, by_slot = sharing.apply_link(_Request({"view": "talk", "step": "8"}))  # there are seven
-    assert tab == "talk" and "Ignored step=8; the presenter view has steps 1 to 7" in notes
+    tab, notes, by_slot = sharing.apply_link(_Request({"view": "talk", "step": "9"}))  # there are eight
+    assert tab == "talk" and "Ignored step=9; the presenter view has steps 1 to 8" in notes
     assert ("talk", "step") not in by_slot
+
+
+def test_a_board_link_opens_the_join_page_or_with_a_step_the_presenter_views_room() -> None:
+    assert parse_link({"board": "ABCDE"}).tab == "audience"  # a phone's join link
+    assert parse_link({"view": "talk", "board": "ABCDE", "key": "s"}).tab == "audience"  # the board's presenter
+    state = parse_link({"view": "talk", "step": "8", "board": "ABCDE", "key": "s"})  # the Talk tab's room step
+    assert (state.tab, state.step, state.notes) == ("talk", 7, [])

@@ -7,7 +7,7 @@
   heading inside a word.
 
 The presenter view's fit at projector sizes is measured in ``test_why_browser.py``, where its seven
-steps run. Screenshots: ``test-artifacts/screen-*.png``.
+computed steps run, and in ``test_audience_browser.py`` (step 8, the room's board). Screenshots: ``test-artifacts/screen-*.png``.
 """
 
 from __future__ import annotations

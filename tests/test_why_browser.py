@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import REPO, browser, choose_models, free_port, open_page, plot_traces, serve, shoot  # noqa: F401
+from test_browser import (PROJECTORS, REPO, assert_fits_each_projector, browser, choose_models, free_port,  # noqa: F401
+                          open_page, plot_traces, serve, shoot)
 
 pytestmark = pytest.mark.browser
 
@@ -47,44 +48,17 @@ def why_page(browser, why_app: str):
     context.close()
 
 
-PROJECTORS = [(1280, 720), (1366, 768), (1920, 1080)]
-# What a step looks like on the screen: the page's height (no scrolling if it is the screen's), whether
-# anything of the normal page shows, the caption's and the title's font size, the figures' heights.
-FIT = """() => ({
-  height: document.documentElement.scrollHeight,
-  normalPage: [".header-row", "#main-tabs > .tab-wrapper", "#page-footer", "#talk-steps"]
-    .some((s) => { const e = document.querySelector(s); return e && e.offsetParent !== null; }),
-  caption: parseFloat(getComputedStyle(document.querySelector("#talk-caption p")).fontSize),
-  title: parseFloat(getComputedStyle(document.querySelector("#talk-title h2")).fontSize),
-  figures: [...document.querySelectorAll("#talk-left .js-plotly-plot, #talk-right .js-plotly-plot")]
-    .filter((gd) => gd.offsetParent !== null).map((gd) => gd.getBoundingClientRect().height),
-})"""
-
-
-def assert_fits_each_projector(page, number: int) -> None:
-    """The step on the screen at each projector size: no scrolling, none of the normal page, text of
-    24 px or more, and the figure filling the room left (at least 45% of the screen's height)."""
-    for width, height in PROJECTORS:
-        page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(900)  # the resize, then page.js sizing the figures
-        fit = page.evaluate(FIT)
-        assert fit["height"] <= height and not fit["normalPage"], (number, width, height, fit)
-        assert fit["caption"] >= 24 and fit["title"] >= 30, (number, width, height, fit)
-        assert fit["figures"] and min(fit["figures"]) >= 0.45 * height, (number, width, height, fit)
-    page.set_viewport_size({"width": PROJECTORS[0][0], "height": PROJECTORS[0][1]})
-
-
 @pytest.mark.slow  # ~3.5 min: every step computed from an empty cache (CI runs it with the slow checks)
-def test_presenter_view_runs_its_seven_steps_from_a_cold_start(browser, why_app: str) -> None:
+def test_presenter_view_runs_its_computed_steps_from_a_cold_start(browser, why_app: str) -> None:
     """First in this module: the app's cache is empty (no embeddings, no fitted fixes). On a projector
     (1280x720), each step checked at three projector sizes."""
     context, page = open_page(browser, why_app + "?view=talk", timeout_ms=300_000,
                               viewport={"width": PROJECTORS[0][0], "height": PROJECTORS[0][1]})
     page.wait_for_function("document.body.classList.contains('talk-mode')")
     page.wait_for_selector("#talk-next", state="visible")  # the link selected the Talk tab
-    expected = [("1 / 7", "#talk-left", None), ("2 / 7", "#talk-right", None), ("3 / 7", "#talk-left", "58.0"),
-                ("4 / 7", "#talk-left", "SICK-R"), ("5 / 7", "#talk-right", None),
-                ("6 / 7", "#talk-left", "cross-encoder"), ("7 / 7", "#talk-left", "after")]
+    expected = [("1 / 8", "#talk-left", None), ("2 / 8", "#talk-right", None), ("3 / 8", "#talk-left", "58.0"),
+                ("4 / 8", "#talk-left", "SICK-R"), ("5 / 8", "#talk-right", None),
+                ("6 / 8", "#talk-left", "cross-encoder"), ("7 / 8", "#talk-left", "after")]  # 8: test_audience_browser
     for number, (title, plot, text) in enumerate(expected, start=1):
         page.keyboard.press("ArrowRight")  # the presenter's clicker
         page.wait_for_function(f"document.querySelector('#talk-title').innerText.includes({title!r})")
@@ -98,7 +72,7 @@ def test_presenter_view_runs_its_seven_steps_from_a_cold_start(browser, why_app:
         assert_fits_each_projector(page, number)
         shoot(page, f"talk-{number}.png")
     page.keyboard.press("ArrowLeft")
-    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('6 / 7')")
+    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('6 / 8')")
     page.keyboard.press("q")  # the room follows along: a QR code of the presenter view over the step
     page.wait_for_selector("#talk-qr img.qr", state="visible")
     assert "?view=talk" in page.inner_text("#talk-qr")
@@ -113,12 +87,12 @@ def test_a_step_link_opens_the_presenter_view_at_that_step_and_its_qr_code_follo
     (Q) carries the step shown, again after the presenter moves on."""
     context, page = open_page(browser, why_app + "?view=talk&step=2", timeout_ms=180_000,
                               viewport={"width": 390, "height": 844})
-    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('2 / 7')")
+    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('2 / 8')")
     page.wait_for_function("document.querySelectorAll('#talk-right .js-plotly-plot').length === 1")
     assert page.inner_text("#talk-failure").strip() == ""
     page.wait_for_function("((document.querySelector('#talk-qr') || {}).innerText || '').includes('step=2')")
     page.keyboard.press("ArrowLeft")
-    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('1 / 7')")
+    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('1 / 8')")
     page.wait_for_function("((document.querySelector('#talk-qr') || {}).innerText || '').includes('step=1')")
     page.keyboard.press("q")
     page.wait_for_selector("#talk-qr img.qr", state="visible")

@@ -30,6 +30,7 @@ from ..explore.exports import write_table_csv
 from ..explore.similarity import cosine_matrix
 from ..models.registry import get_registry
 from ..models.kinds import EMBEDS
+from ..plot_style import shorten
 from ..views import NAIVE_MODEL
 from . import snippets
 from .common import action, model_choices, user_errors
@@ -178,20 +179,28 @@ def api_board_state(code: str) -> dict:
 
 
 def refresh(code: str | None, shown_key: str | None) -> tuple:
-    """The presenter's board, every two seconds: skipped when nothing changed since the last answer."""
+    """The presenter's board, every two seconds: skipped when nothing changed since the last answer.
+    (summary, map, latest heatmap, the sentences Hide offers, the key of what is shown)."""
     if not code:
-        return gr.skip(), gr.skip(), gr.skip(), shown_key
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), shown_key
     try:
         store = board_store()
         board = store.get(code)
         sentences = store.sentences(board.code)
         key = f"{board.model}|{board.locked}|{','.join(str(s.id) for s in sentences)}"
         if key == shown_key:
-            return gr.skip(), gr.skip(), gr.skip(), shown_key
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip(), shown_key
         shown = picture(board.model, sentences, board.code)
     except ValueError as exc:
-        return snippets.message(str(exc), "error"), gr.skip(), gr.skip(), shown_key
-    return _summary(board, sentences, shown), _map(shown, board.model), _latest(shown, board.model), key
+        return snippets.message(str(exc), "error"), gr.skip(), gr.skip(), gr.skip(), shown_key
+    return (_summary(board, sentences, shown), board_map(shown, board.model), _latest(shown, board.model),
+            _hide_choices(sentences), key)
+
+
+def _hide_choices(sentences) -> dict:
+    """The board's sentences for Hide, newest first, by number and text (a dropdown shows text, not HTML)."""
+    choices = [(f"#{s.id} {s.text if len(s.text) <= 70 else s.text[:69] + '…'}", s.id) for s in reversed(sentences)]
+    return gr.update(choices=choices)  # the presenter's choice stays while sentences arrive
 
 
 def _summary(board, sentences, shown) -> str:
@@ -205,16 +214,23 @@ def _summary(board, sentences, shown) -> str:
             f"{closest}</div>")
 
 
-def _map(shown, model: str):
+def board_map(shown, model: str, title: str | None = None):
+    """The board's map under ``model`` (None below three sentences), the newest sentence ringed."""
     if shown.coords is None:
         return None
     names = [shown.cluster_names[c] for c in shown.clusters]
     hover = [f"#{sentence_id} {text}" for sentence_id, text in zip(shown.ids, shown.sentences)]  # the number that Hide takes
-    figure = plots.scatter_map(shown.coords, hover, names,
-                               f"The room's sentences under {_label(model)}", note=f"{shown.method}; newest ringed")
+    figure = plots.scatter_map(shown.coords, hover, names, title or f"The room's sentences under {_label(model)}",
+                               note=f"{shown.method}; newest ringed")
     newest = len(shown.sentences) - 1
-    figure.add_scatter(x=[shown.coords[newest, 0]], y=[shown.coords[newest, 1]], mode="markers", showlegend=False,
-                       marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=3, color="black")),
+    # The newest sentence ringed and written beside its point (escaped: Plotly reads tags in text),
+    # towards the middle of the map so that the text stays inside the figure.
+    low, high = shown.coords[:, 0].min(), shown.coords[:, 0].max()
+    where = (shown.coords[newest, 0] - low) / ((high - low) or 1.0)
+    side = "top right" if where < 1 / 3 else "top left" if where > 2 / 3 else "top center"
+    figure.add_scatter(x=[shown.coords[newest, 0]], y=[shown.coords[newest, 1]], mode="markers+text",
+                       text=[shorten(shown.sentences[newest], 40)], textposition=side, cliponaxis=False,
+                       showlegend=False, marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=3, color="black")),
                        hoverinfo="skip")
     return figure
 
@@ -245,8 +261,8 @@ def set_locked(code: str, secret: str, locked: bool) -> str:
 
 @user_errors
 def hide_sentence(code: str, secret: str, number: float | None) -> str:
-    if number is None or int(number) != number:
-        raise ValueError("Give the number of the sentence to hide (hover a point on the map to see it).")
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or int(number) != number:
+        raise ValueError("Choose the sentence to hide (the list holds the board's sentences, newest first).")
     board_store().hide(code, secret, int(number))
     return snippets.message(f"Sentence #{int(number)} is hidden from the board.", "info")
 
@@ -274,7 +290,7 @@ def open_from_link(request: gr.Request) -> tuple:
     """``?board=CODE`` fills the phone's code box; ``&key=SECRET`` opens the presenter's board too."""
     params = dict(getattr(request, "query_params", {}) or {})
     code, secret = params.get("board"), params.get("key")
-    if not code:
+    if not code or params.get("step"):  # with a step: the presenter view's room step opens the board (ui.talk)
         return gr.skip(), None, None, gr.skip(), gr.skip(), gr.skip()
     try:
         code = normalise_code(code)
@@ -313,12 +329,12 @@ def build_tab() -> list[Refresher]:
                 invite = gr.HTML(elem_id="board-invite")
                 summary = gr.HTML(elem_id="board-summary")
             with gr.Column(scale=2, min_width=320):
-                board_map = gr.Plot(show_label=False, elem_id="board-map")
+                map_plot = gr.Plot(show_label=False, elem_id="board-map")
         latest = gr.Plot(show_label=False, elem_id="board-latest")
         with gr.Row(equal_height=True):
-            lock = gr.Checkbox(label="Closed to new sentences", elem_id="board-lock")
-            hide_number = gr.Number(label="Hide sentence # (its number on the map)", precision=0, value=None,
-                                    elem_id="board-hide-number")
+            lock = gr.Checkbox(label="Closed to new sentences", elem_id="board-lock", min_width=220)
+            hide_number = gr.Dropdown([], value=None, label="Hide a sentence (newest first; #number as on the map)",
+                                      elem_id="board-hide-choice", scale=3, min_width=300)
             hide = gr.Button("Hide", elem_id="board-hide")
             clear = gr.Button("Clear the board", variant="stop", elem_id="board-clear")
             export = gr.Button("Export CSV", elem_id="board-export")
@@ -336,13 +352,14 @@ def build_tab() -> list[Refresher]:
     action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json], failures_to=landed,
            api_name="board_send", concurrency_id="board-send", concurrency_limit=4).then(
         lambda: "", None, sentence, **quiet)
-    timer.tick(refresh, [board_code, shown_key], [summary, board_map, latest, shown_key],
+    timer.tick(refresh, [board_code, shown_key], [summary, map_plot, latest, hide_number, shown_key],
                show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",
                concurrency_limit=2)
     presenter = dict(failures_to=notes, api_visibility="private", queue=False, show_progress="hidden")
     action([model.input], set_model, [board_code, secret, model], notes, **presenter)
     action([lock.input], set_locked, [board_code, secret, lock], notes, **presenter)
-    action([hide.click], hide_sentence, [board_code, secret, hide_number], notes, **presenter)
+    action([hide.click], hide_sentence, [board_code, secret, hide_number], notes, **presenter).success(
+        lambda: None, None, hide_number, **quiet)  # the hidden sentence leaves the list at the next refresh
     action([clear.click], clear_board, [board_code, secret], notes, **presenter)
     action([export.click], export_for_page, [board_code, secret], exported, failures_to=notes, api_visibility="private")
     # The same for scripts (the presenter's code and secret are arguments there, not page state).

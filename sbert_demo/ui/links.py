@@ -5,7 +5,8 @@ Query parameters (all optional; unknown or malformed ones are ignored with a not
 * ``tab`` — ``explore``, ``corpus`` (Explore's corpus map), ``sts``, ``table1`` and ``cost`` (parts of
   the STS tab), ``why``, ``train``, ``models`` or ``talk``; ``view=talk`` opens the presenter view (the
   Talk tab in large type); ``board`` — an audience board's code (its join link: the phone page),
-  with ``key`` its presenter's secret (the presenter's link), read by :mod:`.audience`;
+  with ``key`` its presenter's secret (the presenter's link), read by :mod:`.audience` (with
+  ``view=talk&step=8``: the presenter view's room step on that board, read by :mod:`.talk`);
 * ``set`` — a built-in example set (Explore), or ``sentences`` — the text box itself (one sentence
   per line, ``group | sentence`` allowed; links longer than :data:`MAX_LINK_CHARS` are not made);
 * ``models`` — comma-separated registry keys (variants such as ``glove-6b-50d+whiten`` too), for the
@@ -87,8 +88,10 @@ def parse_link(params: Mapping[str, str]) -> LinkState:
     view = params.get("view", "").strip().lower()
     if view and view != "talk":
         notes.append(f"Ignored view={view[:40]!r}; the only view is talk (the presenter view).")
-    # A board's join or presenter link opens the Audience tab (with view=talk: in the presenter's large type).
-    tab = params.get("tab", "").strip().lower() or ("audience" if params.get("board", "").strip() else "") or (
+    # A board's join or presenter link opens the Audience tab (with view=talk: in the presenter's large type);
+    # with a step too, the presenter view at that step (step 8 shows the board: ui.talk).
+    board = params.get("board", "").strip() and not params.get("step", "").strip()
+    tab = params.get("tab", "").strip().lower() or ("audience" if board else "") or (
         "talk" if view == "talk" else "")
     if tab:
         if tab in TABS:

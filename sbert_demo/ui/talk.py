@@ -1,4 +1,4 @@
-"""The presenter view: a fixed seven-step story in large type, one click (or key) per step.
+"""The presenter view: a fixed eight-step story in large type, one click (or key) per step.
 
 Open it with ``?view=talk`` (large type, high contrast) or the Talk tab. Every step runs offline
 from a cold start with a progress bar, through the same core as the other tabs:
@@ -9,10 +9,14 @@ from a cold start with a progress bar, through the same core as the other tabs:
 4. seven benchmarks: the paper's Table 1 on STS12–16, STSb and SICK-R, computed live;
 5. which words make two sentences similar: the exact pair explanation, GloVe vs. MiniLM;
 6. the cost: a cross-encoder on every pair against a bi-encoder, timed on this machine;
-7. training: siamese GloVe on the shipped NLI pairs, a few seconds, the dev curve rising.
+7. training: siamese GloVe on the shipped NLI pairs, a few seconds, the dev curve rising;
+8. the room: the audience's own sentences from their phones (an audience board, :mod:`.audience`),
+   mapped live under GloVe and under MiniLM side by side.
 
 Keys: → / PageDown / N for the next step, ← / PageUp / P for the previous one, F for full screen,
-Q for a QR code of the presenter view (the room follows along on their phones).
+Q for a QR code of the presenter view (the room follows along on their phones; at step 8 the board's
+join link). ``?view=talk&step=8&board=CODE&key=SECRET`` (the link step 8 gives its presenter) opens
+step 8 on that board again, e.g. after a reload in the middle of a talk.
 In the presenter view only the step shows (no header or tabs) and its figure is sized to the screen
 that is left (``page.js``), at projector, laptop and phone sizes alike.
 """
@@ -30,7 +34,9 @@ import gradio as gr
 from ..analysis import plots as why_plots
 from ..analysis.anisotropy import anisotropy_many
 from ..analysis.explanation import explain_pair
+from ..audience.board import picture
 from ..audience.qr import qr_image
+from ..audience.store import board_store, normalise_code
 from ..benchmark import plots as benchmark_plots
 from ..benchmark.cost import PAPER as COST_PAPER
 from ..benchmark.cost import measure_cost
@@ -47,6 +53,8 @@ from ..models.registry import get_registry
 from ..training import config_for, training_jobs
 from ..training.curves import training_curves
 from ..views import VIEWS
+from . import snippets
+from .audience import board_map, links
 from .common import action, user_errors
 from .links import TabParts, page_address
 from .sts import bar_chart
@@ -65,6 +73,7 @@ class Step:
     caption: str
     run: Callable  # progress -> (left figure, right figure or None); a generator for the live training
     two_figures: bool = False
+    room: bool = False  # the step shows the audience board: run(progress, room) with the page's board
 
 
 def _large(figure, height: int = 560):
@@ -169,6 +178,101 @@ def step_training(progress):
         time.sleep(0.5)
 
 
+def step_room(progress, room: dict | None = None) -> tuple:
+    """The board's two maps now (the two-second timer keeps them up to date), or none before a board is started."""
+    if not room:
+        return None, None
+    progress(0.2, desc="Mapping the room's sentences")
+    _, left, right = room_view(room)
+    return left, right
+
+
+def room_view(room: dict) -> tuple[str, object, object]:
+    """(status HTML, GloVe's map, MiniLM's map) of the room's board; a map is None below three sentences."""
+    store = board_store()
+    board = store.get(room["code"])
+    sentences = store.sentences(board.code)
+    pictures = [picture(key, sentences, board.code) for key in (NAIVE, SIAMESE)]
+    registry = get_registry()
+    figures = [None if shown.coords is None else
+               _large(board_map(shown, key, f"{registry.get(key).label}: the room's {len(sentences)} sentences"), 560)
+               for key, shown in zip((NAIVE, SIAMESE), pictures)]
+    return room_status(room, pictures), *figures
+
+
+def room_status(room: dict, pictures=()) -> str:
+    """Under the step: the count, how to join, each model's closest pair (the audience's words escaped,
+    never HTML), and the presenter's link folded away (it holds the board's secret)."""
+    registry = get_registry()
+    join, _ = links(room["base"], room["code"])
+    presenter = f"{room['base']}?view=talk&step={ROOM_STEP + 1}&board={room['code']}&key={room['secret']}"
+    count = len(pictures[0].sentences) if pictures else 0
+    pairs = []
+    for shown in pictures:
+        if shown.closest is not None:
+            i, j, cosine = shown.closest
+            pairs.append(f"<li>Closest under {html.escape(registry.get(shown.model).label)} ({cosine:.2f}): "
+                         f"“{html.escape(shown.sentences[i])}” · “{html.escape(shown.sentences[j])}”</li>")
+    closest = f'<ul class="room-pairs">{"".join(pairs)}</ul>' if pairs else ""
+    more = "" if count >= 3 else " The maps appear from 3 sentences."
+    return (f'<div class="room-open"><div class="room-line"><span class="stat-value">{count}</span> sentences on '
+            f"board <strong>{html.escape(room['code'])}</strong>: send yours at <code>{html.escape(join)}</code> "
+            f"(Q: its QR code).{more} "
+            f'<details class="muted"><summary>presenter link</summary>(holds the board\'s secret: do not show it) '
+            f"<code>{html.escape(presenter)}</code> opens this step on this board again; the Audience tab with "
+            f"<code>?board=…&amp;key=…</code> locks, hides, clears and exports.</details></div>{closest}</div>")
+
+
+@user_errors
+def start_room(request: gr.Request) -> tuple:
+    """A board for the room under the siamese model: (the room, its status, the timer on)."""
+    board = board_store().create(SIAMESE)
+    room = {"code": board.code, "secret": board.secret, "base": page_address(request)}
+    return room, room_status(room), gr.update(active=True)
+
+
+def room_from_link(request: gr.Request) -> tuple:
+    """``?view=talk&step=8&board=CODE&key=SECRET`` opens the room step on that board: (the room, its
+    status, the timer, what went wrong: a wrong secret or an unknown board, said at the room step)."""
+    params = dict(getattr(request, "query_params", {}) or {})
+    if not (params.get("board") and params.get("key") and params.get("step")):
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+    try:
+        board = board_store().check_secret(normalise_code(params["board"]), params["key"])
+    except ValueError as exc:
+        return gr.skip(), snippets.message(str(exc), "error"), gr.skip(), str(exc)
+    room = {"code": board.code, "secret": params["key"], "base": page_address(request)}
+    return room, room_status(room), gr.update(active=params["step"] == str(ROOM_STEP + 1)), None
+
+
+def room_tick(step: int | None, room: dict | None, shown_key: str | None) -> tuple:
+    """Every two seconds at the room step: the maps again when a sentence arrived (skipped otherwise)."""
+    if step != ROOM_STEP or not room:
+        return gr.skip(), gr.skip(), gr.skip(), shown_key
+    try:
+        store = board_store()
+        board = store.get(room["code"])
+        key = ",".join(str(s.id) for s in store.sentences(board.code))
+        if key == shown_key:
+            return gr.skip(), gr.skip(), gr.skip(), shown_key
+        status, left, right = room_view(room)
+    except ValueError as exc:
+        return snippets.message(str(exc), "error"), gr.skip(), gr.skip(), shown_key
+    return status, left, gr.update(value=right, visible=True), key
+
+
+def room_controls(step: int | None, room: dict | None, problem: str | None) -> tuple:
+    """The room's row shows at the room step only, and its timer runs only there (phones that follow
+    along have no board: their pages never tick). Without a board it says how to start one, or why
+    the link's board could not be opened."""
+    here = step == ROOM_STEP
+    hint = (snippets.message(problem, "error") if problem else
+            '<div class="room-line">No board yet: start one, and the room joins with its QR code (Q) or link; '
+            "each sentence sent lands on both maps within seconds.</div>")
+    return (gr.update(visible=here), gr.update(visible=here and not room), gr.update(active=here and bool(room)),
+            None, gr.skip() if room or not here else hint)
+
+
 STEPS = [
     Step("The cone", "Naive sentence vectors all point the same way: even random pairs of sentences score a cosine "
                      "of 0.5 with averaged GloVe. SBERT spreads them out (0.03), so a high cosine means something.",
@@ -185,25 +289,33 @@ STEPS = [
                      "once. Timed live on this machine, extrapolated to 100,000 sentences.", step_cost),
     Step("Training", "Siamese training of GloVe on the NLI pairs shipped with this app, live: the STSb dev Spearman "
                      "rises within seconds.", step_training),
+    Step("Your sentences", "Scan the QR code and send a sentence. Left averaged GloVe, right SBERT: the same words, "
+                           "two maps. Which one groups what you meant?", step_room, two_figures=True, room=True),
 ]
+ROOM_STEP = len(STEPS) - 1
 
 
-def follow_along(step: int | None, request: gr.Request) -> str:
+def follow_along(step: int | None, room: dict | None, request: gr.Request) -> str:
     """The presenter view's QR code (Q or the QR button shows it over the step): the room opens the
-    same seven steps on their phones, at the step on the screen."""
+    same steps on their phones, at the step on the screen; at the room step, the board's join page."""
+    if step == ROOM_STEP and room:
+        join, _ = links(page_address(request), room["code"])
+        return (f'<div class="talk-qr-card">{qr_image(join, "QR code: send a sentence to the board")}'
+                f"<p>Send a sentence to board <strong>{html.escape(room['code'])}</strong>:<br>"
+                f"<code>{html.escape(join)}</code></p></div>")
     link = page_address(request) + "?view=talk" + (f"&step={step + 1}" if isinstance(step, int) else "")
     return (f'<div class="talk-qr-card">{qr_image(link, "QR code: open the presenter view on your phone")}'
             f"<p>Follow along on your phone:<br><code>{html.escape(link)}</code></p></div>")
 
 
 @user_errors
-def show_step(step: int | None, progress=gr.Progress()):
+def show_step(step: int | None, room: dict | None = None, progress=gr.Progress()):
     """Yield (title, caption, left figure, right figure) for step ``step`` (0-based)."""
     if not isinstance(step, int) or not 0 <= step < len(STEPS):
         raise ValueError(f"Choose a step from 1 to {len(STEPS)}.")
     title, caption = _title(step)
     yield title, caption, gr.update(value=None), gr.update(value=None, visible=STEPS[step].two_figures)
-    result = STEPS[step].run(progress)
+    result = STEPS[step].run(progress, room) if STEPS[step].room else STEPS[step].run(progress)
     if not inspect.isgenerator(result):
         left, right = result
         yield title, caption, left, gr.update(value=right, visible=right is not None)
@@ -232,6 +344,10 @@ def build_tab() -> TabParts:
                           "computes live, offline.",
                           elem_classes="talk-caption", elem_id="talk-caption")
     failure = gr.HTML(elem_id="talk-failure")
+    with gr.Row(visible=False, equal_height=True, elem_id="talk-room-row") as room_row:  # the room step only
+        room_status = gr.HTML(elem_id="talk-room")
+        start = gr.Button("Start a board", variant="primary", scale=0, min_width=180,
+                          elem_id="talk-room-start")
     with gr.Row(equal_height=False):
         left = gr.Plot(show_label=False, elem_id="talk-left")
         right = gr.Plot(show_label=False, visible=False, elem_id="talk-right")
@@ -241,9 +357,23 @@ def build_tab() -> TabParts:
     present.click(None, js="() => window.sbertDemoPresent()")  # a call into page.js, whose function it is
     qr_card = gr.HTML(elem_id="talk-qr")  # shown over the step by page.js (the QR button or Q)
     qr.click(None, js="() => window.sbertDemoQr()")
+    # The room's board {code, secret, base}; what its maps show; why a link's board could not be opened.
+    room, shown_key, link_problem = gr.State(None), gr.State(None), gr.State(None)
+    room_timer = gr.Timer(2.0, active=False)
+    quiet = dict(queue=False, show_progress="hidden", api_visibility="private")
     # The QR code when the page opens, and again at each step (it opens the room's phones at that step).
-    gr.on([step.change], follow_along, step, qr_card, queue=False, show_progress="hidden", api_visibility="private")
-    gr.on(None, follow_along, step, qr_card, queue=False, show_progress="hidden", api_visibility="private")
-    action([step.change], show_step, step, [title, caption, left, right], failures_to=failure,
+    gr.on([step.change, room.change], follow_along, [step, room], qr_card, **quiet)
+    gr.on(None, follow_along, [step, room], qr_card, **quiet)
+    gr.on(None, room_from_link, None, [room, room_status, room_timer, link_problem], **quiet)
+    gr.on([step.change, room.change, link_problem.change], room_controls, [step, room, link_problem],
+          [room_row, start, room_timer, shown_key, room_status], **quiet)
+    action([step.change], show_step, [step, room], [title, caption, left, right], failures_to=failure,
            api_name="talk_step", concurrency_id="talk", show_progress_on=left)
+    action([start.click], start_room, None, [room, room_status, room_timer], failures_to=failure,
+           api_visibility="private", concurrency_id="board").success(
+        lambda: gr.update(visible=False), None, start, **quiet).success(
+        None, js="() => window.sbertDemoQr('show')", **quiet)  # the room scans first; Q hides it
+    room_timer.tick(room_tick, [step, room, shown_key], [room_status, left, right, shown_key],
+                    show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",
+                    concurrency_limit=2)
     return TabParts([], {"step": step})

@@ -32,9 +32,10 @@
     if (!on && document.fullscreenElement) { document.exitFullscreen?.().catch(() => {}); }
     scheduleFit();
   };
-  window.sbertDemoQr = () => {
-    // The presenter view's QR code over the step, and away again (the QR button, or Q).
-    document.body.classList.toggle("show-qr");
+  window.sbertDemoQr = (mode) => {
+    // The presenter view's QR code over the step, and away again (the QR button, or Q); "show": over
+    // the step whatever it was (a board just started for the room).
+    if (mode === "show") { document.body.classList.add("show-qr"); } else { document.body.classList.toggle("show-qr"); }
   };
   window.sbertDemoReveal = (id) => {
     // A finished run's result scrolled into view unless its top is on screen already (ui/common.py).
@@ -56,7 +57,7 @@
       // The presenter's link: once the board is open (the page has read the secret), the secret leaves
       // the address bar, which a projector would show.
       const strip = new MutationObserver(() => {
-        if (!document.querySelector("#board-invite .board-invite")) { return; }
+        if (!document.querySelector("#board-invite .board-invite, #talk-room .room-open")) { return; }
         strip.disconnect();
         params.delete("key");
         const rest = params.toString();
