@@ -20,10 +20,12 @@ Spearman within 0.05 of fp32) and **fast** (Explore: within 0.3), each with its 
 whether it is the fastest candidate printed for that path.
 
     python bench/encode.py [--models all-MiniLM-L6-v2,all-mpnet-base-v2] [--batch-size 32] [--repeats 3]
-                           [--static static-minilm,static-mpnet]
+                           [--static static-minilm,static-mpnet,wordllama-l2-256]
 
-The static models (distilled here from MiniLM and mpnet) are timed last, against MiniLM's plain rate
-measured in the same run (the issue's goal: at least 50x).
+The static models (distilled here from MiniLM and mpnet, and WordLlama's table from its wheel) are
+timed last, against MiniLM's plain rate measured in the same run (the issue's goal: at least 50x);
+each beside its library's own path ("plain": sentence-transformers on the saved folder, WordLlama's
+own inference class).
 """
 
 from __future__ import annotations
@@ -114,8 +116,20 @@ def bench_static(key: str, pairs, batch_size: int, repeats: int, reference: tupl
     sentences = list(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))
     position = {t: i for i, t in enumerate(sentences)}
     model_cache.load(key)  # distils once (per teacher version) before anything is timed
-    plain = SentenceTransformer(str(loading.resolve(key).status.location), device="cpu")
-    runs = {"plain": lambda: plain.encode(sentences, batch_size=batch_size, normalize_embeddings=True),
+    if loading.resolve(key).entry.kind == "wordllama":  # the library's own inference on the wheel's files
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+        from wordllama.inference import WordLlamaInference
+
+        from sbert_demo.models.kinds.wordllama import TABLE, package_files
+
+        weights, tokenizer = package_files()
+        library = WordLlamaInference(load_file(str(weights))[TABLE], Tokenizer.from_file(str(tokenizer)))
+        plain = lambda: library.embed(sentences, norm=True, batch_size=batch_size)  # noqa: E731
+    else:
+        model = SentenceTransformer(str(loading.resolve(key).status.location), device="cpu")
+        plain = lambda: model.encode(sentences, batch_size=batch_size, normalize_embeddings=True)  # noqa: E731
+    runs = {"plain": plain,
             "encoder": lambda: encode(key, sentences, batch_size=batch_size, use_cache=False, fast=True).embeddings}
     best = dict.fromkeys(runs, 0.0)
     outputs = {}
@@ -145,8 +159,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--data-dir", default=os.environ.get("SBERT_DEMO_DATA"))
     parser.add_argument("--repeats", type=int, default=3, help="alternating timed runs per encoder; the best counts")
-    parser.add_argument("--static", default="static-minilm,static-mpnet",
-                        help="static models (distilled here) to time against their teacher's plain rate ('' for none)")
+    parser.add_argument("--static", default="static-minilm,static-mpnet,wordllama-l2-256",
+                        help="static models (distilled here, or WordLlama's) to time against MiniLM's plain rate "
+                             "('' for none)")
     args = parser.parse_args()
     pairs = sts_split("dev", args.data_dir)
     print(cpu_line(), flush=True)

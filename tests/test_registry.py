@@ -46,6 +46,7 @@ def test_builtin_entries() -> None:
         "stsb-roberta-base": ("cross-encoder", "cross-encoder", None),
         "static-minilm": ("static", "static", None),  # distilled here on first use
         "static-mpnet": ("static", "static", None),
+        "wordllama-l2-256": ("static", "wordllama", None),  # its table ships in its wheel
     }
     assert {e.key: (e.family, e.kind, e.pooling) for e in BUILTIN} == expected
     assert all(e.builtin and e.label and e.description for e in BUILTIN)

@@ -110,3 +110,28 @@ def test_a_static_model_says_why_when_its_teacher_cannot_load() -> None:
     get_registry().register(entry)
     status = get_registry().availability("static-bert")
     assert not status.available and "distilled from BERT base (mean)" in status.reason and "Hub" in status.reason
+
+
+# --- WordLlama: a static table from its pip wheel ---------------------------------------------------
+
+def test_wordllamas_vectors_are_what_wordllama_computes_from_its_wheels_files() -> None:
+    """The kind loads the wheel's table and tokenizer as StaticEmbedding; WordLlama's own inference
+    class on the same files gives the same vectors. (Its ``WordLlama.load()`` looks for the bundled
+    tokenizer under ``tokenizer/`` while the wheel has ``tokenizers/``, so offline it tries the Hub.)"""
+    pytest.importorskip("wordllama")
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+    from wordllama.inference import WordLlamaInference
+
+    from sbert_demo.models.kinds.wordllama import KEY, TABLE, package_files
+
+    weights, tokenizer = package_files()
+    theirs = WordLlamaInference(load_file(str(weights))[TABLE], Tokenizer.from_file(str(tokenizer)))
+    texts = [*TEXTS, "x" * 5000]  # WordLlama cuts nothing, and neither does the kind
+    ours = encode(KEY, texts)
+    np.testing.assert_allclose(ours.embeddings, theirs.embed(texts, norm=True), atol=1e-6)
+    assert ours.embeddings.shape == (5, 256) and not ours.truncated
+    entry = get_registry().get(KEY)
+    assert entry.family == "static" and kind_of(entry).can(EMBEDS) and not kind_of(entry).matmul_heavy
+    similar, unrelated = (float(ours.embeddings[0] @ ours.embeddings[i]) for i in (3, 2))
+    assert similar > unrelated  # "🎸 guitar 🎸" is nearer the guitar player than falling stocks

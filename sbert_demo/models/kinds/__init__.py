@@ -6,7 +6,8 @@
 * :mod:`.word_vectors` — averaged word vectors (GloVe);
 * :mod:`.sentence_transformers` — a sentence-transformers model (SBERT, models trained here);
 * :mod:`.cross_encoder` — a cross-encoder: scores a pair by reading both sentences together;
-* :mod:`.static` — static embeddings distilled from a sentence transformer (model2vec's recipe).
+* :mod:`.static` — static embeddings distilled from a sentence transformer (model2vec's recipe);
+* :mod:`.wordllama` — WordLlama's static token table, shipped in its pip wheel.
 
 Adding a kind of model is one module with one ``ModelKind`` subclass (its built-in entries
 included) and one line in :data:`KINDS` below; nothing else names a kind. A view that needs
@@ -35,6 +36,7 @@ from .sentence_transformers import SentenceTransformersKind
 from .static import StaticKind
 from .transformer import TransformerKind
 from .word_vectors import WordVectorsKind
+from .wordllama import WordLlamaKind
 
 __all__ = ["CAPABILITIES", "EMBEDS", "SCORES_PAIRS", "TRAINABLE", "ModelKind", "KINDS", "builtin_entries",
            "folder_dimension", "kind_of", "register_kind", "scan", "unregister_kind", "user_entry"]
@@ -59,6 +61,7 @@ register_kind(WordVectorsKind())
 register_kind(SentenceTransformersKind())
 register_kind(CrossEncoderKind())
 register_kind(StaticKind())
+register_kind(WordLlamaKind())
 
 
 def kind_of(entry_or_name: ModelEntry | str) -> ModelKind:
