@@ -93,6 +93,31 @@ def test_all_but_the_top_removes_the_top_directions() -> None:
     assert np.allclose(mapped @ directions[2:].T, centred @ directions[2:].T, atol=1e-9)
 
 
+def test_all_but_the_top_removes_scikit_learns_principal_components() -> None:
+    from sklearn.decomposition import PCA
+
+    x = _cloud(seed=3)
+    components = PCA(n_components=3, svd_solver="full").fit(x).components_  # the library's own path
+    fitted = fixes.fit("abtt3", x)
+    centred = x - x.mean(axis=0)
+    expected = centred - centred @ components.T @ components
+    assert np.allclose(centred @ fitted.matrix, expected, atol=1e-9)
+
+
+def test_the_fixes_of_a_model_share_one_encoding_of_the_collection(isolated, monkeypatch, tmp_path) -> None:
+    collection = tmp_path / "fit.txt"
+    collection.write_text("\n".join(f"The {w} is on the table by the door." for w in
+                                    ("cat", "dog", "cup", "book", "phone", "pen", "plate", "knife", "hat", "bag")))
+    monkeypatch.setenv("SBERT_DEMO_FIT_SENTENCES", str(collection))
+    reload_settings()
+    passes = []
+    original = fixes.Moments.of
+    monkeypatch.setattr(fixes.Moments, "of", classmethod(lambda cls, v: passes.append(len(v)) or original(v)))
+    for fix in ("center", "abtt3", "whiten"):
+        encode(f"{GLOVE}+{fix}", ["A man plays the guitar.", "Someone is cooking rice."])
+    assert passes == [10]  # one encoding of the ten sentences, one pass over its vectors, three fits
+
+
 def test_whitening_gives_identity_covariance_and_keeps_n_dims() -> None:
     x = _cloud()
     fitted = fixes.fit("whiten", x)
@@ -330,3 +355,17 @@ def test_training_effect_compares_a_trained_model_with_its_base(tiny_sbert_in_mo
 def test_training_effect_needs_a_model_trained_here() -> None:
     with pytest.raises(ValueError, match="no record of a base model"):
         training_effect("all-MiniLM-L6-v2", ["a b", "c d"])
+
+
+# --- a machine made ready before the first visitor --------------------------------------------------
+
+def test_prepare_loads_each_model_on_both_paths_and_says_why_one_cannot(capsys) -> None:
+    from sbert_demo.explore.prepare import prepare
+
+    prepared, umap_s = prepare([GLOVE, "bert-base-uncased-mean"], maps=False)
+    glove, bert = prepared
+    assert (glove.key, glove.error) == (GLOVE, None) and umap_s is None
+    assert glove.lossless.startswith("PyTorch fp32") and glove.fast.startswith("PyTorch fp32")
+    assert "needs the Hugging Face Hub" in bert.error and not bert.lossless  # offline: no BERT here
+    assert cli.main(["prepare", "--models", "no-such-model"]) == 2
+    assert "Unknown model 'no-such-model'" in capsys.readouterr().err

@@ -1,10 +1,10 @@
-"""Command line: ``python -m sbert_demo models | eval | explain | anisotropy | train | board``.
+"""Command line: ``python -m sbert_demo models | eval | explain | anisotropy | train | board | prepare``.
 
 A leaf over the core, like the web app: it parses arguments, calls one core function per command
 and prints. User errors (unknown model, missing data, bad file) end with a one-line message and
 exit status 2, never a traceback. One module per group of commands: :mod:`.evaluate` (``models``,
 ``eval``), :mod:`.analysis` (``explain``, ``anisotropy``), :mod:`.train` (``train``), :mod:`.board`
-(``board export``); :mod:`.output`
+(``board export``), :mod:`.prepare` (``prepare``); :mod:`.output`
 formats what they print.
 
 May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience.
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from ..config import Settings, quiet_libraries, use_settings
-from . import analysis, board, evaluate, train
+from . import analysis, board, evaluate, prepare, train
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.add_parsers(commands)
     train.add_train_parser(commands)
     board.add_parsers(commands)
+    prepare.add_parsers(commands)
     return parser
 
 

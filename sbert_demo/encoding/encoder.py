@@ -257,15 +257,17 @@ def fitted_fix(model: ModelEntry | ResolvedModel, progress: Progress | None = No
     name, sentences = fixes.fit_collection()
     base = fingerprint(base_model, options.get("registry"), options.get("fast", False))
 
-    def build() -> fixes.FittedFix:
+    def moments() -> fixes.Moments:
         if options.get("notify"):
-            options["notify"](f"Fitting {entry.fix} on {name} ({len(sentences):,} sentences, once per model)")
-        return fixes.fit(entry.fix, encode(base_model, sentences, progress=progress, **options).embeddings, name)
+            options["notify"](f"Encoding {name} to fit {entry.fix} ({len(sentences):,} sentences, once per model)")
+        return fixes.Moments.of(encode(base_model, sentences, progress=progress, **options).embeddings)
 
     if base is None:  # a Hub model not downloaded yet: nothing to share the fit with
-        return build()
+        return fixes.fit(entry.fix, moments(), name)
     runtime = f"{options.get('backend') or 'auto'}-{options.get('precision') or 'auto'}"  # explicit ones: other vectors
-    return fixes.cached_fit(f"{base}|{runtime}|{entry.fix}|{fixes.collection_id(sentences)}|{name}", build)
+    collection = f"{base}|{runtime}|{fixes.collection_id(sentences)}|{name}"
+    return fixes.cached_fit(f"{base}|{runtime}|{entry.fix}|{fixes.collection_id(sentences)}|{name}",
+                            lambda: fixes.fit(entry.fix, fixes.fitted_moments.get_or_build(collection, moments), name))
 
 
 def _encode_fixed(resolved: ResolvedModel, texts: list[str], progress: Progress | None, options: dict,

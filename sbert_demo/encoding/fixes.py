@@ -66,8 +66,32 @@ class FittedFix:
         return out.astype(np.float32)
 
 
-def fit(fix: Fix | str, vectors: np.ndarray, collection: str = "") -> FittedFix:
-    """Fit ``fix`` on ``vectors`` (one row per sentence of ``collection``).
+@dataclass(frozen=True)
+class Moments:
+    """What every fix is fitted from: the collection's mean and covariance (rows as given, duplicates
+    and all-zero rows kept). Computed once per model and collection and shared by its fixes."""
+
+    mean: np.ndarray  # (dim,)
+    covariance: np.ndarray  # (dim, dim), ddof=1 as np.cov
+    n: int
+
+    @classmethod
+    def of(cls, vectors: np.ndarray) -> Moments:
+        vectors = np.asarray(vectors, dtype=np.float64)
+        if vectors.ndim != 2:
+            raise ValueError("Fitting a fix needs one vector per sentence.")
+        n = len(vectors)
+        mean = vectors.mean(axis=0) if n else np.zeros(vectors.shape[1])
+        centred = vectors - mean
+        return cls(mean, centred.T @ centred / max(n - 1, 1), n)
+
+
+def fit(fix: Fix | str, vectors: np.ndarray | Moments, collection: str = "") -> FittedFix:
+    """Fit ``fix`` on ``vectors`` (one row per sentence of ``collection``), or on their :class:`Moments`.
+
+    abtt's top directions are the covariance's top eigenvectors (the top right singular vectors of the
+    centred rows: the same directions, without a second pass over the rows); whiten uses the SVD of
+    the covariance (Su et al. 2021's recipe).
 
     >>> x = np.random.default_rng(0).normal(size=(500, 4)) * [1, 2, 3, 4] + 5
     >>> w = fit("whiten", x)
@@ -75,26 +99,24 @@ def fit(fix: Fix | str, vectors: np.ndarray, collection: str = "") -> FittedFix:
     True
     """
     fix = parse_fix(fix) if isinstance(fix, str) else fix
-    vectors = np.asarray(vectors, dtype=np.float64)
+    moments = vectors if isinstance(vectors, Moments) else Moments.of(vectors)
+    n, dim = moments.n, len(moments.mean)
     # Rows of sentences with no known word (all zero) stay in: the reference numbers keep all 11,498.
-    n, dim = vectors.shape
     if n < MIN_FIT_SENTENCES:
         raise ValueError(f"Fitting {fix.name} needs at least {MIN_FIT_SENTENCES} sentences; there are {n}.")
     if fix.dims is not None and fix.dims > dim:
         raise ValueError(f"{fix.name} asks for {fix.dims} dimensions, but the model's vectors have {dim}.")
-    mean = vectors.mean(axis=0)
-    centred = vectors - mean
     matrix = None
     if fix.kind == "abtt":
-        _, _, top = np.linalg.svd(centred, full_matrices=False)
-        top = top[: fix.dims]
+        _, vectors_by_value = np.linalg.eigh(moments.covariance)  # ascending eigenvalues
+        top = vectors_by_value[:, ::-1][:, : fix.dims].T
         matrix = np.eye(dim) - top.T @ top  # removes the projection on the top directions
     elif fix.kind == "whiten":
-        u, s, _ = np.linalg.svd(np.cov(centred, rowvar=False))
+        u, s, _ = np.linalg.svd(moments.covariance)
         matrix = u / np.sqrt(np.maximum(s, 1e-12))
         if fix.dims is not None:
             matrix = matrix[:, : fix.dims]
-    return FittedFix(fix.name, mean, matrix, n, collection)
+    return FittedFix(fix.name, moments.mean, matrix, n, collection)
 
 
 def fit_collection() -> tuple[str, list[str]]:
@@ -117,6 +139,9 @@ def collection_id(sentences: Sequence[str]) -> str:
 
 
 fitted_fixes: BoundedCache[str, FittedFix] = BoundedCache("fitted training-free fixes", _MEMORY)
+# A model's moments on the fitting collection: its three fixes (and any abttD / whitenN) share one
+# encoding of the collection and one pass over its vectors.
+fitted_moments: BoundedCache[str, Moments] = BoundedCache("moments of fitting collections", 8)
 
 
 def cached_fit(key: str, build: Callable[[], FittedFix]) -> FittedFix:

