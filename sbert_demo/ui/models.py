@@ -51,7 +51,9 @@ def build_tab() -> list[Refresher]:
     """Build the Models tab inside the current ``gr.Tab``; returns what to refresh when it is shown."""
     with gr.Row(equal_height=True):
         gr.Markdown("Every model the app can use. **naive**: averaged word vectors or plain BERT; "
-                    "**siamese**: SBERT models trained on sentence pairs; **fine-tuned**: models trained "
+                    "**siamese**: SBERT models trained on sentence pairs; **static**: tables of token vectors "
+                    "(distilled here from SBERT, or WordLlama's), averaged, no transformer at inference; "
+                    "**cross-encoder**: scores a pair by reading both sentences; **fine-tuned**: models trained "
                     "here (in `models/`).", elem_classes="tab-intro")
         refresh = gr.Button("Refresh", size="sm", scale=0, min_width=110, elem_id="models-refresh")
     table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, show_label=False,
