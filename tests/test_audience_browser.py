@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from conftest import write_tiny_sts
-from test_browser import ARTIFACTS, assert_fits_each_projector, browser, free_port, launch, start_app  # noqa: F401
+from test_browser import (ARTIFACTS, assert_fits_each_projector, browser, free_port, launch,  # noqa: F401
+                          open_page, start_app)
 
 pytestmark = pytest.mark.browser
 
@@ -94,10 +95,7 @@ def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_
     """?view=talk&step=8 on a projector: Start a board puts the board's join link up as a QR code; the
     room's sentences land on both maps within 5 s without a click, the newest written beside its
     point, as text; the step fits each projector; the presenter's link opens the step on that board again."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    page.goto(f"{board_app}?view=talk&step=8")
+    context, page = open_page(browser, f"{board_app}?view=talk&step=8", 120_000, {"width": 1280, "height": 720})
     page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('8 / 8')")
     page.wait_for_selector("#talk-room-start", state="visible")
     assert "No board yet" in page.inner_text("#talk-room")
@@ -141,10 +139,8 @@ def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_
 def test_the_presenter_hides_a_sentence_chosen_from_the_list(browser, board_app: str) -> None:
     made = _client(board_app).predict("glove-6b-50d", api_name="/board_create")
     _send(board_app, made["code"], ROOM[:3])
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    page.goto(f"{board_app}?board={made['code']}&key={made['secret']}")
+    context, page = open_page(browser, f"{board_app}?board={made['code']}&key={made['secret']}", 120_000,
+                              {"width": 1366, "height": 768})
     page.wait_for_selector("#board-summary", state="attached")  # the tab is drawn once the link selects it
     page.wait_for_function("document.querySelector('#board-summary').innerText.includes('3 sentences')")
     ids = [s["id"] for s in _client(board_app).predict(made["code"], api_name="/board_state")["sentences"]]

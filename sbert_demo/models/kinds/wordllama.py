@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..entries import Availability, ModelEntry
-from .base import EMBEDS, SCORES_PAIRS, ModelKind
+from .static import StaticKind
 
 KEY = "wordllama-l2-256"
 CONFIG, DIMS = "l2_supercat", 256
@@ -35,14 +35,11 @@ def package_files() -> tuple[Path, Path] | None:
     return (weights, tokenizer) if weights.is_file() and tokenizer.is_file() else None
 
 
-class WordLlamaKind(ModelKind):
+class WordLlamaKind(StaticKind):
+    """A static table as the distilled ones (the same capabilities, batches and no token limit:
+    WordLlama cuts nothing), read from the wheel instead of distilled."""
     name = "wordllama"
     description = "static embedding (WordLlama's token table, shipped in its wheel)"
-    capabilities = frozenset({EMBEDS, SCORES_PAIRS})
-    matmul_heavy = False  # a look-up and an average, as the distilled static models
-    token_limited = False  # WordLlama cuts nothing
-    batch_size = 1024
-    train_fields = frozenset()
 
     def builtin_entries(self) -> tuple[ModelEntry, ...]:
         return (ModelEntry(key=KEY, label="WordLlama (Llama 2 tokens, 256d)", family="static", kind=self.name,
