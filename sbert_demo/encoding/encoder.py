@@ -265,9 +265,9 @@ def fitted_fix(model: ModelEntry | ResolvedModel, progress: Progress | None = No
     if base is None:  # a Hub model not downloaded yet: nothing to share the fit with
         return fixes.fit(entry.fix, moments(), name)
     runtime = f"{options.get('backend') or 'auto'}-{options.get('precision') or 'auto'}"  # explicit ones: other vectors
-    collection = f"{base}|{runtime}|{fixes.collection_id(sentences)}|{name}"
-    return fixes.cached_fit(f"{base}|{runtime}|{entry.fix}|{fixes.collection_id(sentences)}|{name}",
-                            lambda: fixes.fit(entry.fix, fixes.fitted_moments.get_or_build(collection, moments), name))
+    collection = fixes.collection_id(sentences)  # one hash of the collection per call
+    return fixes.cached_fit(f"{base}|{runtime}|{entry.fix}|{collection}|{name}", lambda: fixes.fit(
+        entry.fix, fixes.fitted_moments.get_or_build(f"{base}|{runtime}|{collection}|{name}", moments), name))
 
 
 def _encode_fixed(resolved: ResolvedModel, texts: list[str], progress: Progress | None, options: dict,

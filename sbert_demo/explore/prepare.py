@@ -3,9 +3,9 @@
 The first use of a model on a new machine does work that is kept for every later start: mpnet's five
 pip parts are joined (and checked), each transformer's CPU runtimes are measured (its ONNX artefacts
 built on the way, :mod:`sbert_demo.encoding.runtime_choice`), and UMAP's numba kernels are compiled
-(:mod:`.numba_cache`). Measured on a 2-core Xeon from an empty cache folder: about two minutes in
-all, most of it mpnet (ONNX fp32 export 32 s, int8 50 s, the timings). A first STS dev run that pays
-for it took 190 s; on a prepared cache folder 48 s.
+(:mod:`.numba_cache`). Measured on a 2-core Xeon from an empty cache folder: 158–160 s in all, most
+of it mpnet (ONNX fp32 export 32 s, int8 50 s, the timings). A first STS dev run that paid for it
+took 190 s; on a prepared cache folder 40–49 s (bench/first.py).
 
 :func:`prepare` does it for the models a first visit uses (Explore's defaults, also the STS tab's
 three): ``python -m sbert_demo prepare`` after installing (``scripts/setup.sh`` runs it), and the

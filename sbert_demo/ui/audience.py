@@ -199,7 +199,7 @@ def refresh(code: str | None, shown_key: str | None) -> tuple:
 
 def _hide_choices(sentences) -> dict:
     """The board's sentences for Hide, newest first, by number and text (a dropdown shows text, not HTML)."""
-    choices = [(f"#{s.id} {s.text if len(s.text) <= 70 else s.text[:69] + '…'}", s.id) for s in reversed(sentences)]
+    choices = [(f"#{s.id} {snippets.shorten(s.text, 70)}", s.id) for s in reversed(sentences)]
     return gr.update(choices=choices)  # the presenter's choice stays while sentences arrive
 
 

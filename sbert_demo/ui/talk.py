@@ -183,16 +183,20 @@ def step_room(progress, room: dict | None = None) -> tuple:
     if not room:
         return None, None
     progress(0.2, desc="Mapping the room's sentences")
-    _, left, right = room_view(room)
+    _, left, right = room_view(room, room_sentences(room))
     return left, right
 
 
-def room_view(room: dict) -> tuple[str, object, object]:
-    """(status HTML, GloVe's map, MiniLM's map) of the room's board; a map is None below three sentences."""
+def room_sentences(room: dict) -> list:
+    """The visible sentences on the room's board (a ValueError once it is gone)."""
     store = board_store()
-    board = store.get(room["code"])
-    sentences = store.sentences(board.code)
-    pictures = [picture(key, sentences, board.code) for key in (NAIVE, SIAMESE)]
+    return store.sentences(store.get(room["code"]).code)
+
+
+def room_view(room: dict, sentences: list) -> tuple[str, object, object]:
+    """(status HTML, GloVe's map, MiniLM's map) of ``sentences``, the room's board as just read; a map
+    is None below three sentences."""
+    pictures = [picture(key, sentences, room["code"]) for key in (NAIVE, SIAMESE)]
     registry = get_registry()
     figures = [None if shown.coords is None else
                _large(board_map(shown, key, f"{registry.get(key).label}: the room's {len(sentences)} sentences"), 560)
@@ -250,12 +254,11 @@ def room_tick(step: int | None, room: dict | None, shown_key: str | None) -> tup
     if step != ROOM_STEP or not room:
         return gr.skip(), gr.skip(), gr.skip(), shown_key
     try:
-        store = board_store()
-        board = store.get(room["code"])
-        key = ",".join(str(s.id) for s in store.sentences(board.code))
+        sentences = room_sentences(room)  # read once: the key and the maps come from the same rows
+        key = ",".join(str(s.id) for s in sentences)
         if key == shown_key:
             return gr.skip(), gr.skip(), gr.skip(), shown_key
-        status, left, right = room_view(room)
+        status, left, right = room_view(room, sentences)
     except ValueError as exc:
         return snippets.message(str(exc), "error"), gr.skip(), gr.skip(), shown_key
     return status, left, gr.update(value=right, visible=True), key
