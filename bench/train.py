@@ -162,7 +162,7 @@ def main() -> int:
     runner.apply_thread_limit(kind)  # both trainers run on the project's training thread count
     config = config_for(args.base, args.objective, "bench", max_pairs=args.max_pairs,
                         batch_size=args.batch_size, learning_rate=args.lr)
-    choice = training_device(config.precision, kind)
+    choice = training_device(config.precision, kind, base=config.base)
     data = training_data(config)
     dev = sts_split("dev")
     sample = runner.curve_sample(dev, config.seed, runner.curve_size(kind, choice.device))

@@ -133,3 +133,49 @@ def test_a_cross_encoder_is_measured_among_pytorch_runtimes(trained_cross_encode
     assert scored.runtime.startswith(chosen.label) and measuring == [1]
     plain = score_pairs(NAME, TEXTS[:2], TEXTS[1:], precision="fp32", use_cache=False)
     assert np.allclose(scored.scores, plain.scores, atol=0.02)
+
+
+def _bf16_measured(fp32_rate: float, bf16_rate: float, machine: str) -> runtime_choice.Decision:
+    measured = (Measured(Candidate("torch", "fp32"), cold=fp32_rate, warm=fp32_rate),
+                Measured(Candidate("torch", "bf16"), cold=bf16_rate, warm=bf16_rate, drift=0.002))
+    return runtime_choice.Decision(runtime_choice.REFERENCE, runtime_choice.REFERENCE, measured, machine, 128, 1.0)
+
+
+def test_training_on_a_cpu_with_bf16_uses_it_only_where_it_was_measured_faster(tiny_sbert_in_models, isolated,
+                                                                               monkeypatch) -> None:
+    """A Xeon without AMX has native bf16 that runs slower than fp32 (MiniLM 271 against 450 sentences/s):
+    training there runs in fp32; where bf16 was measured faster, or never measured, the rule (bf16)."""
+    from dataclasses import replace
+
+    from sbert_demo.encoding import devices
+    from sbert_demo.models.registry import get_registry
+    from sbert_demo.training.estimate import MINILM_CPU, _costs
+    from sbert_demo.training.settings import TrainConfig, training_device
+
+    monkeypatch.setenv("SBERT_DEMO_PRECISION", "auto")
+    reload_settings()
+    key = tiny_sbert_in_models
+    kind = get_registry().get(key).kind
+    trainer = devices.Hardware(cpu_bf16=True, cpu_threads=1, cpu_name="Test CPU")  # training: one thread
+    assert training_device("auto", kind, trainer, "cpu", base=key).precision == "bf16"  # never measured
+    machine = runtime_choice.machine_identity(replace(trainer, cpu_threads=2))  # the app measured on two
+    path = runtime_choice.decision_file(isolated.cache_dir, machine, resolve(key).identity)
+    runtime_choice._write(path, _bf16_measured(450, 271, machine))
+    assert training_device("auto", kind, trainer, "cpu", base=key).precision == "fp32"
+    assert training_device("bf16", kind, trainer, "cpu", base=key).precision == "bf16"  # asked for: obeyed
+    assert training_device("auto", kind, replace(trainer, cpu_name="Another CPU"), "cpu", base=key).precision == "bf16"
+    runtime_choice._write(path, _bf16_measured(100, 260, machine))
+    assert training_device("auto", kind, trainer, "cpu", base=key).precision == "bf16"
+    # The estimate's bf16 cost per text is fp32's divided by the measured speed-up.
+    decision = runtime_choice.stored(isolated.cache_dir, trainer, resolve(key).identity)
+    costs = _costs(TrainConfig(key, "cosine", "x"), kind, "cpu", "bf16", 1.0, decision)
+    assert costs["text_s"] == pytest.approx(MINILM_CPU["fp32"]["text_s"] / 2.6)
+
+
+def test_the_share_of_texts_already_cached_is_known_without_loading(tiny_sbert_in_models, measuring) -> None:
+    from sbert_demo.encoding.encoder import cached_share
+
+    encode("glove-6b-50d", TEXTS[:2])
+    assert cached_share("glove-6b-50d", TEXTS[:2]) == 1.0
+    assert cached_share("glove-6b-50d", [*TEXTS[:2], "an unseen sentence about nothing"]) == pytest.approx(2 / 3)
+    assert cached_share(tiny_sbert_in_models, TEXTS) is None and measuring == []  # would have to measure first

@@ -6,9 +6,11 @@ GPU; :func:`detect_hardware` fills that description from torch on the current ma
 Precision rules (inference and training):
 
 * CUDA: bf16 where the GPU supports it (Ampere and newer), else fp16.
-* CPU: bf16 only where the CPU has native bf16 instructions (AVX512-BF16 or AMX): there it makes
-  MiniLM ~2.6x and mpnet ~3.4x faster with the same STSb Spearman to 0.01. Elsewhere
-  bf16 is emulated and slower than fp32, so fp32.
+* CPU: bf16 only where the CPU has native bf16 instructions (AVX512-BF16 or AMX): there it made
+  MiniLM ~2.6x and mpnet ~3.4x faster with the same STSb Spearman to 0.01 on one Xeon, and slower
+  on another (no AMX), which is why inference measures it (:mod:`.runtime_choice`) and training
+  follows that measurement (:func:`sbert_demo.training.settings.training_device`). Elsewhere bf16
+  is emulated and slower than fp32, so fp32.
 * Apple MPS: fp32 (autocast on MPS is still incomplete for the ops these models use).
 
 Back-end rules (inference on the CPU; ``SBERT_DEMO_BACKEND`` auto | torch | onnx). With everything

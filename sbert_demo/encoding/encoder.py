@@ -172,6 +172,18 @@ def _compute_onnx(loaded: model_cache.LoadedModel, texts: list[str], batch_size:
     return out, set(truncated)
 
 
+def cached_share(model: str | ModelEntry | ResolvedModel, texts: Sequence[str],
+                 registry: Registry | None = None) -> float | None:
+    """The share of the distinct ``texts`` whose lossless embeddings are cached already, found without
+    loading the model; None where its runtime is not known yet (it has not been measured here)."""
+    resolved = loading.resolve(model, registry or get_registry())
+    unique = list(dict.fromkeys(texts))
+    runtime = None if resolved.identity is None else model_cache.known_runtime(resolved.entry, resolved.identity)
+    if runtime is None or not unique:
+        return None
+    return len(embedding_cache().get_many(cache_key(resolved.identity, runtime), unique)) / len(unique)
+
+
 def encode(
     model: str | ModelEntry | ResolvedModel,
     texts: Sequence[str],

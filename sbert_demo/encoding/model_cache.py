@@ -83,6 +83,17 @@ def runtime_for(entry: ModelEntry, identity: str | None, precision: str | None =
     return choice
 
 
+def known_runtime(entry: ModelEntry, identity: str | None, fast: bool = False) -> devices.DeviceChoice | None:
+    """:func:`runtime_for` where answering costs nothing: None for a transformer whose runtimes were
+    never measured on this machine (answering would measure them, a minute or two)."""
+    choice = devices.current(matmul_heavy=kind_of(entry).matmul_heavy, fast=fast,
+                             backend=None if kind_of(entry).onnx else "torch")
+    if _measured(choice, kind_of(entry).matmul_heavy, identity, None, None) and runtime_choice.stored(
+            settings().cache_dir, devices.detect_hardware(), identity) is None:
+        return None
+    return runtime_for(entry, identity, fast=fast)
+
+
 def _measured(choice: devices.DeviceChoice, matmul_heavy: bool, identity: str | None, precision: str | None,
               backend: str | None) -> bool:
     """Whether the runtime is the measured one: a local transformer on the CPU, nothing asked explicitly."""

@@ -106,6 +106,18 @@ class Decision:
     def for_path(self, fast: bool) -> Candidate:
         return self.fast if fast else self.lossless
 
+    def rate(self, name: str) -> float | None:
+        """Sentences/s of the candidate ``name`` ("torch-bf16" ...) on the probe, both timed calls
+        together; None where it was not measured or could not run."""
+        found = next((m for m in self.measured if m.candidate.name == name and m.refused is None), None)
+        return None if found is None or found.seconds == float("inf") else 2 / found.seconds
+
+    def speedup(self, name: str, over: str = REFERENCE.name) -> float | None:
+        """How much faster ``name`` ran than ``over`` (PyTorch fp32) on this machine, e.g. 0.6 for
+        PyTorch bf16 on a CPU whose bf16 is slower; None where either was not measured."""
+        rate, reference = self.rate(name), self.rate(over)
+        return None if rate is None or reference is None else rate / reference
+
     def summary(self) -> str:
         """One line per candidate, for logs and ``bench/encode.py``."""
         lines = []
@@ -245,6 +257,22 @@ def measure(runs: dict[Candidate, Callable[[], Embed]], notify: Callable[[str], 
     measured = tuple(measured)
     return Decision(pick(measured, fast=False), pick(measured, fast=True), measured, machine, len(timed),
                     time.perf_counter() - started)
+
+
+def _without_threads(machine: str) -> str:
+    return " | ".join(part for part in machine.split(" | ") if not part.endswith(" threads"))
+
+
+def stored(cache_dir: Path, hardware: Hardware, identity: str) -> Decision | None:
+    """The decision stored for the model ``identity`` on this CPU (measured with any thread count:
+    training asks from a process that runs on fewer threads than inference), or None where it was
+    never measured here. Reads files only; never measures."""
+    mine = _without_threads(machine_identity(hardware))
+    for path in sorted((cache_dir / "runtime").glob(f"*/{_digest(identity)}.json")):
+        decision = _read(path)
+        if decision is not None and _without_threads(decision.machine) == mine:
+            return decision
+    return None
 
 
 def _read(path: Path) -> Decision | None:

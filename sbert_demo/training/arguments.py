@@ -4,10 +4,13 @@ The device and precision come from :func:`sbert_demo.training.settings.training_
 follows :func:`sbert_demo.encoding.devices.choose` with one training rule on top:
 
 * CUDA: bf16 where the GPU supports it, else fp16 (mixed precision with loss scaling).
-* CPU with native bf16 (AVX512-BF16/AMX): bf16 autocast for transformers. Measured here on
-  all-MiniLM-L6-v2, cosine loss, STSb train, batch 16, lr 2e-5, one epoch, one thread: as accurate
-  (STSb test 85.01 bf16 vs 85.02 fp32, dev 89.25 both) and faster (training 165 s vs 361 s on the
-  busy shared machine, 64 vs 21 pairs/s on a short quiet run: 2.2-3.0x).
+* CPU with native bf16 (AVX512-BF16/AMX): bf16 autocast for transformers where it is faster. Measured
+  on all-MiniLM-L6-v2, cosine loss, STSb train, batch 16, lr 2e-5, one epoch, one thread: as accurate
+  (STSb test 85.01 bf16 vs 85.02 fp32, dev 89.25 both) and, on one Xeon, faster (training 165 s vs
+  361 s on the busy shared machine, 64 vs 21 pairs/s on a short quiet run: 2.2-3.0x); on another Xeon
+  (AVX512-BF16 without AMX) slower (32 steps: 67.8 s vs 41.5 s). So where the base model's runtimes
+  were measured on this CPU (:mod:`sbert_demo.encoding.runtime_choice`) and PyTorch bf16 ran slower
+  than fp32, it trains in fp32.
 * CPU without it, the GloVe average (nothing matmul-heavy to speed up) and Apple MPS: fp32.
 
 The flags are a pure function of that choice, so they are tested without a GPU;

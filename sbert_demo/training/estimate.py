@@ -14,6 +14,13 @@ all-MiniLM-L6-v2, CPU bf16             10 ms       7.5 ms       64 pairs/s at ba
 all-MiniLM-L6-v2, CPU fp32             10 ms       23 ms        21 pairs/s at batch 16
 =====================================  ==========  ===========  =========================
 
+Where the base model's runtimes were measured on this CPU (what the app does once per machine and
+model version, :mod:`sbert_demo.encoding.runtime_choice`), bf16 costs fp32's cost divided by the
+measured bf16 speed-up, and scoring STSb runs at the measured rate of the lossless runtime; the base
+model's STSb embeddings already in the cache cost nothing. On a Xeon whose bf16 is slower than fp32
+this took the MiniLM estimate from 43 s for a 121 s run (bf16 chosen by the CPU flags) to 74.5 s for
+a 73.0 s run (fp32, chosen by the measurement); 2,048 pairs: 146 s estimated, 155 s taken.
+
 Larger transformers scale with layers x hidden size² (BERT/mpnet base ≈ 8x MiniLM). GPU figures are
 not measured here (no GPU on the build machine): a CUDA step is taken as 40x faster than CPU bf16,
 a conservative figure for MiniLM-sized models on current data-centre GPUs. Encoding for
@@ -37,6 +44,7 @@ GLOVE = {"step_s": 0.0015, "text_s": 0.00004, "encode_text_s": 1 / 20_000}
 MINILM_CPU = {"bf16": {"step_s": 0.010, "text_s": 0.0075, "encode_text_s": 1 / 600},
               "fp32": {"step_s": 0.010, "text_s": 0.023, "encode_text_s": 1 / 180}}
 GPU_SPEEDUP = 40.0
+THREAD_SCALING = 0.6  # n threads run about n ** 0.6 times as fast as one
 DEV_TEST_TEXTS = 5_600  # distinct sentences of STSb dev + test
 CURVE_TEXTS = {True: 1_000, False: 2_900}  # distinct sentences of the 500-pair sample / all of dev
 HUB_SIZES = {"nli": 942_069, "mnrl": 557_850}  # all-nli pair-class / triplet train splits
@@ -91,44 +99,83 @@ def _examples(config: TrainConfig) -> int:
     return min(count, config.max_pairs) if config.max_pairs else count
 
 
-def _costs(config: TrainConfig, kind: str, device: str, precision: str, size: float) -> dict[str, float]:
+def _costs(config: TrainConfig, kind: str, device: str, precision: str, size: float,
+           measured=None) -> dict[str, float]:
+    """Seconds per step, per trained text and per encoded text on one CPU thread (or the GPU).
+
+    ``measured`` is the base model's inference runtimes timed on this CPU (:mod:`sbert_demo.encoding.
+    runtime_choice`), when they were: bf16 then costs what the measurement says relative to fp32
+    (bf16 is 2.6-3x faster than fp32 on some CPUs and slower on others, where training runs in fp32),
+    and scoring STSb runs at the measured rate of the lossless runtime."""
     if not kind_of(kind).matmul_heavy:  # a word-vector average: look-ups, not matrix products
-        costs = dict(GLOVE)
-    else:
-        base = MINILM_CPU["bf16" if precision == "bf16" else "fp32"]
-        costs = {key: value * (size if key != "step_s" else 1.0) for key, value in base.items()}
-        if device != "cpu":
-            costs = {key: value / GPU_SPEEDUP for key, value in costs.items()}
+        return dict(GLOVE)
+    costs = {key: value * (size if key != "step_s" else 1.0) for key, value in MINILM_CPU["fp32"].items()}
+    if precision == "bf16":
+        speedup = None if measured is None else measured.speedup("torch-bf16")
+        costs = ({key: value / speedup if key != "step_s" else value for key, value in costs.items()}
+                 if speedup else {key: value * (size if key != "step_s" else 1.0)
+                                  for key, value in MINILM_CPU["bf16"].items()})
+    if device != "cpu":
+        return {key: value / GPU_SPEEDUP for key, value in costs.items()}
     return costs
+
+
+def _scoring_text_s(measured, fallback: float) -> float:
+    """Seconds per text, on one thread, to score STSb with the lossless runtime: its measured rate
+    (timed on all the machine's threads, as the app encodes) where it was measured here."""
+    from ..encoding import devices
+
+    rate = None if measured is None else measured.rate(measured.lossless.name)
+    if not rate:
+        return fallback
+    return max(1, devices.detect_hardware().cpu_threads) ** THREAD_SCALING / rate
+
+
+def _uncached(key: str) -> float:
+    """The share of STSb dev and test that the base model still has to encode (1 where unknown)."""
+    from ..data.benchmarks import sts_split
+    from ..encoding.encoder import cached_share
+
+    try:
+        texts = [t for split in ("dev", "test") for pairs in [sts_split(split)]
+                 for t in (*pairs.sentences1, *pairs.sentences2)]
+        share = cached_share(key, texts)
+    except (ValueError, OSError):
+        share = None
+    return 1.0 if share is None else 1.0 - share
 
 
 def estimate(config: TrainConfig, device: str | None = None, threads: int | None = None) -> Estimate:
     """The expected duration of each phase of ``config``'s run (reads the data once to count it)."""
     from ..models.registry import get_registry
     from .arguments import curve_size, schedule
-    from .settings import training_device, training_threads
+    from .settings import measured_runtimes, training_device, training_threads
 
     registry = get_registry()
     entry = registry.get(config.base)
-    choice = training_device(config.precision, entry.kind, device=device)
+    choice = training_device(config.precision, entry.kind, device=device, base=entry.key)
     size = _relative_size(entry, registry.availability(entry).location)
-    costs = _costs(config, entry.kind, choice.device, choice.precision, size)
+    measured = measured_runtimes(entry.key) if kind_of(entry).matmul_heavy else None
+    costs = _costs(config, entry.kind, choice.device, choice.precision, size, measured)
+    scoring = costs["encode_text_s"]
+    if choice.device == "cpu" and measured is not None:
+        scoring = _scoring_text_s(measured, scoring)
     if choice.device == "cpu":  # measured on one thread; more threads help sub-linearly
-        speedup = max(1, threads or training_threads(entry.kind)) ** 0.6
+        speedup = max(1, threads or training_threads(entry.kind)) ** THREAD_SCALING
         costs = {key: value / speedup for key, value in costs.items()}
+        scoring /= speedup
     examples = _examples(config)
     plan = schedule(config, examples, entry.kind, choice.device)
     texts_per_example = 3 if config.objective == "mnrl" else 2
     step_s = costs["step_s"] + costs["text_s"] * config.batch_size * texts_per_example
-    encode = costs["encode_text_s"]
     sampled = curve_size(entry.kind, choice.device) is not None
     return Estimate(
         startup_s=STARTUP_S,
-        before_s=DEV_TEST_TEXTS * encode,  # an upper bound: usually cached
+        before_s=DEV_TEST_TEXTS * scoring * _uncached(entry.key),
         training_s=plan.total_steps * step_s,
-        curve_s=math.ceil(plan.total_steps / plan.eval_steps) * CURVE_TEXTS[sampled] * encode,
+        curve_s=math.ceil(plan.total_steps / plan.eval_steps) * CURVE_TEXTS[sampled] * costs["encode_text_s"],
         save_s=2.0,
-        after_s=DEV_TEST_TEXTS * encode,
+        after_s=DEV_TEST_TEXTS * scoring,
         steps=plan.total_steps,
         examples=examples,
     )

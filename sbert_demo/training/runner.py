@@ -181,7 +181,7 @@ def run_training(config: TrainConfig, reporter: Reporter | None = None, cancel: 
     clock = time.perf_counter()
     config = config.validate()
     entry = get_registry().get(config.base)
-    choice = training_device(config.precision, entry.kind)
+    choice = training_device(config.precision, entry.kind, base=entry.key)
     reporter.phase("starting", "Reading the training data")
     reporter.detail("device", choice.name)
     reporter.log(f"Training {entry.label} on {choice.name}")

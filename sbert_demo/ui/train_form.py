@@ -141,7 +141,7 @@ def plan_for(config: TrainConfig) -> str:
     kind = get_registry().get(config.base).kind  # the kind's name, for the schedule
     label = device_label(config)
     guess = estimate(config)
-    plan = schedule(config, guess.examples, kind, training_device(config.precision, kind).device)
+    plan = schedule(config, guess.examples, kind, training_device(config.precision, kind, base=config.base).device)
     return train_view.plan_html(label, plan.total_steps, guess.examples, config.batch_size, config.epochs,
                                 plan.warmup_steps, plan.eval_steps, guess.total_s, guess.training_s)
 
