@@ -329,7 +329,7 @@ STAGES = (
                                "sentence_transformers", "torch/")),
     ("clustering (k-means, silhouette)", ("auto_clusters",)),
     ("2-D map (UMAP)", ("project_2d", "umap/")),
-    ("figures (Plotly)", ("sbert_demo/explore/plots.py", "plot_style.py", "_slot_outputs", "_fit_heatmap",
+    ("figures (Plotly)", ("sbert_demo/explore/plots.py", "plot_style.py", "_slot_outputs",
                           "_ranking_figure", "_map_figure")),
     ("figures to JSON", ("to_json",)),
     ("similarities, summary, ranking", ("sbert_demo/explore/similarity.py",)),

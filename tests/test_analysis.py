@@ -367,5 +367,11 @@ def test_prepare_loads_each_model_on_both_paths_and_says_why_one_cannot(capsys) 
     assert (glove.key, glove.error) == (GLOVE, None) and umap_s is None
     assert glove.lossless.startswith("PyTorch fp32") and glove.fast.startswith("PyTorch fp32")
     assert "needs the Hugging Face Hub" in bert.error and not bert.lossless  # offline: no BERT here
+    from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.encoding.encoder import cached_share
+
+    dev = sts_split("dev")  # the STS tab's first run finds every STSb dev embedding made already
+    assert cached_share(GLOVE, [*dev.sentences1, *dev.sentences2]) == 1.0
+    assert cached_share(GLOVE, ["A sentence STSb dev does not have, about the preparation."]) == 0.0
     assert cli.main(["prepare", "--models", "no-such-model"]) == 2
     assert "Unknown model 'no-such-model'" in capsys.readouterr().err

@@ -116,3 +116,54 @@ def test_cluster_agreement_known_values(groups, labels, expected):
 def test_cluster_agreement_rejects_bad_input(groups, labels):
     with pytest.raises(ValueError):
         cluster_agreement(groups, labels)
+
+
+def _sentence_sets() -> list[np.ndarray]:
+    """Unit vectors of real sentence sets (averaged GloVe, shipped): the example sets and 20-sentence
+    slices of STSb dev, as Explore clusters them; and random sets of other sizes."""
+    from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.data.examples import EXAMPLE_SETS
+    from sbert_demo.data.sentences import parse_sentences
+    from sbert_demo.encoding.encoder import encode
+    from sbert_demo.explore.similarity import normalize_rows
+
+    dev = sts_split("dev")
+    texts = list(dict.fromkeys([*dev.sentences1, *dev.sentences2]))
+    sets = [parse_sentences(example.text).sentences for example in EXAMPLE_SETS.values()]
+    sets += [texts[start:start + 20] for start in range(0, 400, 20)]
+    vectors = [normalize_rows(encode("glove-6b-50d", sentences).embeddings) for sentences in sets]
+    rng = np.random.default_rng(1)
+    return vectors + [normalize_rows(rng.normal(size=(n, 12))) for n in (4, 9, 33, 57)]
+
+
+def test_small_kmeans_gives_scikit_learns_labels_and_silhouettes() -> None:
+    """All restarts at once (small_kmeans) against KMeans(n_init=10, random_state=42) itself, for every
+    k Explore tries, and the silhouette against silhouette_score on the same distances."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    from sbert_demo.explore import small_kmeans
+
+    compared = same = 0
+    for unit in _sentence_sets():
+        distances = np.clip(1 - unit @ unit.T, 0, 2)
+        np.fill_diagonal(distances, 0)
+        for k in range(2, min(10, len(unit) - 1) + 1):
+            expected = KMeans(n_clusters=k, n_init=10, random_state=42).fit_predict(unit)
+            try:
+                labels = small_kmeans.kmeans(unit, k)
+            except small_kmeans.EmptyCluster:  # the caller falls back to KMeans: nothing to compare
+                continue
+            compared += 1
+            same += bool((labels == expected).all())
+            if len(set(expected)) > 1:
+                assert small_kmeans.silhouette(distances, expected) == pytest.approx(
+                    silhouette_score(distances, expected, metric="precomputed"), abs=1e-12)
+    assert compared > 200 and same >= compared - 2  # only exact floating-point ties may differ
+
+
+def test_small_kmeans_knows_which_partitions_are_the_same() -> None:
+    from sbert_demo.explore.small_kmeans import _same_partition
+
+    assert _same_partition(np.array([0, 0, 1, 2]), np.array([2, 2, 0, 1]), 3)
+    assert not _same_partition(np.array([0, 0, 1, 2]), np.array([2, 1, 0, 1]), 3)

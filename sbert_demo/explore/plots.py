@@ -27,6 +27,7 @@ from ..plot_style import (
     PALETTE,
     SCATTERGL_MIN_N,
     apply_style,
+    style,
     check_length,
     escape,
     score_text,
@@ -71,12 +72,15 @@ def heatmap(
     zmax: float = 1.0,
     order: Sequence[int] | None = None,
     groups: Sequence[str] | None = None,
+    column: bool = False,
 ) -> go.Figure:
     """Cosine-similarity heatmap; pass the same zmin/zmax (see :func:`shared_range`) to compare.
 
     ``order`` (from ``similarity.group_order``) permutes rows and columns; sentences keep their
     original number in the labels. Row labels show the start of each sentence, column labels only
-    its number; hovering a cell shows both sentences and the score.
+    its number; hovering a cell shows both sentences and the score. ``column=True`` fits a narrow
+    column of models side by side: the cells fill the plot instead of staying square, and what cannot
+    be read at that size is dropped (hover still names both sentences of every cell).
     """
     n = len(sentences)
     sim = np.asarray(sim)
@@ -91,29 +95,25 @@ def heatmap(
         raise ValueError(f"The colour range is empty: zmin={zmin} is not below zmax={zmax}.")
     # Categories carry the full (escaped) hover text, so the hover needs O(n) strings, not O(n^2).
     categories = [_cell_label(i, sentences[i], groups[i] if groups else None) for i in order]
-    fig = go.Figure(
-        go.Heatmap(
-            z=sim[np.ix_(order, order)].astype(np.float32),
-            x=categories,
-            y=categories,
-            zmin=zmin,
-            zmax=zmax,
-            colorscale="Viridis",
-            colorbar=dict(title=dict(text="cosine"), thickness=12),
-            texttemplate="%{z:.2f}" if n <= HEATMAP_TEXT_MAX_N else None,
-            hovertemplate="%{y}<br><i>vs.</i><br>%{x}<br>cosine: <b>%{z:.3f}</b><extra></extra>",
-        )
-    )
-    show_ticks = n <= HEATMAP_TICKS_MAX_N
-    axis = dict(type="category", showgrid=False, constrain="domain", showticklabels=show_ticks)
-    fig.update_xaxes(axis, tickmode="array", tickvals=categories, tickangle=0,
-                     ticktext=[str(i + 1) for i in order])
-    fig.update_yaxes(axis, tickmode="array", tickvals=categories, autorange="reversed",
-                     scaleanchor="x", ticktext=[f"{i + 1}. {shorten(sentences[i])}" for i in order])
-    if groups is not None:
-        _group_separators(fig, [groups[i] for i in order])
-    apply_style(fig, title, height=520)
-    return fig
+    trace = dict(z=sim[np.ix_(order, order)].astype(np.float32), x=categories, y=categories, zmin=zmin, zmax=zmax,
+                 colorscale="Viridis", colorbar=dict(title=dict(text="cosine"), thickness=12),
+                 texttemplate="%{z:.2f}" if n <= HEATMAP_TEXT_MAX_N else None,
+                 hovertemplate="%{y}<br><i>vs.</i><br>%{x}<br>cosine: <b>%{z:.3f}</b><extra></extra>")
+    axis = dict(type="category", showgrid=False, constrain="domain", showticklabels=n <= HEATMAP_TICKS_MAX_N,
+                tickmode="array", tickvals=categories)
+    xaxis = dict(axis, tickangle=0, ticktext=[str(i + 1) for i in order])
+    yaxis = dict(axis, autorange="reversed", scaleanchor="x", ticktext=[f"{i + 1}. {shorten(sentences[i])}" for i in order])
+    layout = style(title, height=520)
+    if column:
+        del yaxis["scaleanchor"]
+        trace.update(colorbar=dict(thickness=10, title=dict(text="cosine", side="top")),
+                     textfont=dict(size=10 if n > 8 else 12))
+        if n > HEATMAP_TEXT_MAX_N:
+            yaxis.update(tickfont=dict(size=10), automargin=True)
+            xaxis["showticklabels"] = False
+        layout["margin"] = dict(l=10, r=10, t=60, b=30)
+    shapes = [] if groups is None else _group_separators([groups[i] for i in order])
+    return go.Figure(dict(type="heatmap", **trace), layout=dict(layout, xaxis=xaxis, yaxis=yaxis, shapes=shapes))
 
 
 def label_blocks(fig: go.Figure, groups: Sequence[str]) -> go.Figure:
@@ -141,65 +141,61 @@ def _cell_label(index: int, sentence: str, group: str | None) -> str:
     return prefix + wrap(sentence, limit=300)
 
 
-def _group_separators(fig: go.Figure, ordered_groups: list[str]) -> None:
+def _group_separators(ordered_groups: list[str]) -> list[dict]:
     """Thin white lines between consecutive groups, so blocks on the diagonal stand out."""
     n = len(ordered_groups)
+    line = dict(color="white", width=2)
+    shapes = []
     for b in range(1, n):
         if ordered_groups[b] != ordered_groups[b - 1]:
-            line = dict(color="white", width=2)
-            fig.add_shape(type="line", x0=b - 0.5, x1=b - 0.5, y0=-0.5, y1=n - 0.5, line=line)
-            fig.add_shape(type="line", y0=b - 0.5, y1=b - 0.5, x0=-0.5, x1=n - 0.5, line=line)
+            shapes.append(dict(type="line", x0=b - 0.5, x1=b - 0.5, y0=-0.5, y1=n - 0.5, line=line))
+            shapes.append(dict(type="line", y0=b - 0.5, y1=b - 0.5, x0=-0.5, x1=n - 0.5, line=line))
+    return shapes
 
 
 RANKING_SHOWN = 15  # bars in view; the rest are a drag (or the zoom-out button) away
 
 
 def ranking_bars(
-    query: str, sentences: Sequence[str], scores: Sequence[float], title: str
+    query: str, sentences: Sequence[str], scores: Sequence[float], title: str, labels_outside: bool = False
 ) -> go.Figure:
     """Horizontal bars of cosine similarity to ``query``, most similar on top.
 
     With more than :data:`RANKING_SHOWN` sentences the top ones are in view and the axis pans to
     the rest (drag up or down; double-click shows all), so 480 sentences never become a smear.
     Values below zero get room on the left so their labels stay off the sentence labels.
+    ``labels_outside``: each score just past the end of its bar, with room kept for it ("auto" can
+    put the text of short or negative bars on top of the sentence labels).
     """
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     check_length("scores", scores, len(sentences))
     ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
     positions = list(range(len(ranked)))
-    fig = go.Figure(
-        go.Bar(
-            x=scores[ranked],
-            y=positions,
-            orientation="h",
-            marker_color=FAMILY_COLORS["siamese"],
-            text=[score_text(scores[i]) for i in ranked],
-            textposition="auto",
-            customdata=[wrap(sentences[i]) for i in ranked],
-            hovertemplate="%{customdata}<br>cosine: <b>%{x:.3f}</b><extra></extra>",
-        )
-    )
+    negative = bool(len(scores)) and float(scores.min()) < 0
     low = min(0.0, math.floor(float(scores.min()) * 10) / 10) if len(scores) else 0.0
-    if len(scores) and float(scores.min()) < 0:
+    if negative:
         low -= 0.15  # room for a negative bar's label between the bar and the axis
-    fig.update_xaxes(range=[low, 1.0], title_text="cosine similarity to the query")
-    fig.update_yaxes(
-        tickmode="array",
-        tickvals=positions,
-        ticktext=[shorten(sentences[i], 40) for i in ranked],
-        autorange="reversed",
-        automargin=True,
-    )
+    bars = dict(x=scores[ranked], y=positions, orientation="h", marker_color=FAMILY_COLORS["siamese"],
+                text=[score_text(scores[i]) for i in ranked], textposition="auto",
+                customdata=[wrap(sentences[i]) for i in ranked],
+                hovertemplate="%{customdata}<br>cosine: <b>%{x:.3f}</b><extra></extra>")
+    xaxis = dict(range=[low, 1.0], title=dict(text="cosine similarity to the query"))
+    if labels_outside:
+        bars.update(textposition="outside", cliponaxis=False)
+        xaxis["range"] = [low - (0.15 if negative else 0), 1.0 + 0.12]
+    yaxis = dict(tickmode="array", tickvals=positions, ticktext=[shorten(sentences[i], 40) for i in ranked],
+                 autorange="reversed", automargin=True)
     subtitle = f"Query: {' '.join(str(query).split())[:120]}"
+    extra = {}
     if len(ranked) > RANKING_SHOWN:
         # Reversed axis: the first bar at the top. Dragging pans along y only.
-        fig.update_yaxes(autorange=False, range=[RANKING_SHOWN - 0.5, -0.5])
-        fig.update_xaxes(fixedrange=True)
-        fig.update_layout(dragmode="pan")
+        yaxis.update(autorange=False, range=[RANKING_SHOWN - 0.5, -0.5])
+        xaxis["fixedrange"] = True
+        extra["dragmode"] = "pan"
         subtitle += f" · top {RANKING_SHOWN} of {len(ranked)}: drag to see the rest"
     height = max(420, min(1200, 120 + 26 * min(len(ranked), RANKING_SHOWN)))
-    apply_style(fig, title, height=height, subtitle=subtitle)
-    return fig
+    return go.Figure(dict(type="bar", **bars), layout=dict(style(title, height=height, subtitle=subtitle), xaxis=xaxis,
+                                                  yaxis=yaxis, **extra))
 
 
 def _category_names(labels: Sequence) -> tuple[list, dict]:
@@ -232,13 +228,14 @@ def scatter_map(
     distinct, names = _category_names(labels)
     numeric = bool(distinct) and isinstance(distinct[0], int)
     keys = [int(x) for x in labels] if numeric else [str(x) for x in labels]
-    trace_type = go.Scattergl if n > SCATTERGL_MIN_N else go.Scatter
-    fig = go.Figure()
+    trace_type = "scattergl" if n > SCATTERGL_MIN_N else "scatter"
+    traces = []  # as dicts: the figure validates them once (trace objects would be validated, then copied)
     for position, category in enumerate(distinct):
         members = [i for i in range(n) if keys[i] == category]
         color = NOISE_COLOR if category == -1 else CATEGORY_COLORS[position % len(CATEGORY_COLORS)]
-        fig.add_trace(
-            trace_type(
+        traces.append(
+            dict(
+                type=trace_type,
                 x=coords[members, 0],
                 y=coords[members, 1],
                 mode="markers",
@@ -248,11 +245,9 @@ def scatter_map(
                 hovertemplate="%{customdata[0]}<br><i>%{customdata[1]}</i><extra></extra>",
             )
         )
-    fig.update_xaxes(showticklabels=False, zeroline=False, showgrid=False)
-    fig.update_yaxes(showticklabels=False, zeroline=False, showgrid=False)
-    fig.update_layout(showlegend=color_labels is not None, legend=dict(itemsizing="constant"))
-    apply_style(fig, title, subtitle=note)
-    return fig
+    bare = dict(showticklabels=False, zeroline=False, showgrid=False)
+    return go.Figure(traces, layout=dict(style(title, subtitle=note), xaxis=bare, yaxis=bare,
+                                         showlegend=color_labels is not None, legend=dict(itemsizing="constant")))
 
 
 MAX_CATEGORIES = 24  # more colours than this cannot be told apart; the rest become "other"

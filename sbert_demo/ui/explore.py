@@ -204,35 +204,17 @@ def _slot_outputs(result: Exploration, data: dict, slot: int, model, colour_by: 
         return [gr.update(visible=True), snippets.model_header(model_data), None, None, None, ""]
     sentences = result.sentences
     heatmap = plots.heatmap(model.sim, sentences, f"{model.label}: cosine similarity", zmin=zmin, zmax=zmax,
-                            order=group_order(result.groups, len(sentences)), groups=result.groups)
-    _fit_heatmap(heatmap, len(sentences))
+                            order=group_order(result.groups, len(sentences)), groups=result.groups, column=True)
     ranking = _ranking_figure(model.label, sentences, result.query_index, model.ranking)
     return [gr.update(visible=True), snippets.model_header(model_data), heatmap, ranking,
             _map_figure(model_data, data, colour_by), snippets.map_caption(model_data, data, colour_by)]
 
 
-def _fit_heatmap(figure, n: int) -> None:
-    """Side-by-side columns are narrow: let the cells fill the plot instead of staying square, and
-    drop what cannot be read at that size (hover still names both sentences of every cell)."""
-    figure.layout.yaxis.scaleanchor = None
-    figure.update_traces(colorbar=dict(thickness=10, title=dict(text="cosine", side="top")),
-                         textfont=dict(size=10 if n > 8 else 12))
-    if n > plots.HEATMAP_TEXT_MAX_N:
-        figure.update_yaxes(tickfont=dict(size=10), automargin=True)
-        figure.update_xaxes(showticklabels=False)
-    figure.update_layout(margin=dict(l=10, r=10, t=60, b=30))
-
-
 def _ranking_figure(label: str, sentences: list[str], query: int, ranking) -> object:
     others = [f"{i + 1}. {sentences[i]}" for i, _ in ranking]
     scores = [score for _, score in ranking]
-    figure = plots.ranking_bars(f"{query + 1}. {sentences[query]}", others, scores, f"{label}: closest to the query")
-    # Scores always sit just past the end of their bar, with room kept for them; "auto" put the
-    # text of short or negative bars on top of the sentence labels.
-    low, high = figure.layout.xaxis.range
-    figure.update_traces(textposition="outside", cliponaxis=False)
-    figure.update_xaxes(range=[low - (0.15 if min(scores, default=0) < 0 else 0), high + 0.12])
-    return figure
+    return plots.ranking_bars(f"{query + 1}. {sentences[query]}", others, scores, f"{label}: closest to the query",
+                              labels_outside=True)
 
 
 def _map_figure(model: dict, data: dict, colour_by: str) -> object | None:
