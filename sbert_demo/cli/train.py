@@ -80,7 +80,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ..training.reporting import Cancelled
     from ..training.runner import apply_thread_limit, run_training
 
+    from ..training.settings import caution
+
     config = _config(args).validate()
+    if (warning := caution(config)) is not None:
+        print(f"Note: {warning}", file=sys.stderr)
     threads = apply_thread_limit(get_registry().get(config.base).kind)
     print(f"Training {config.base} ({config.objective}) as {config.output}; "
           f"{threads} CPU thread(s)", file=sys.stderr)

@@ -21,10 +21,17 @@ model's STSb embeddings already in the cache cost nothing. On a Xeon whose bf16 
 this took the MiniLM estimate from 43 s for a 121 s run (bf16 chosen by the CPU flags) to 74.5 s for
 a 73.0 s run (fp32, chosen by the measurement); 2,048 pairs: 146 s estimated, 155 s taken.
 
-Larger transformers scale with layers x hidden size² (BERT/mpnet base ≈ 8x MiniLM). GPU figures are
-not measured here (no GPU on the build machine): a CUDA step is taken as 40x faster than CPU bf16,
-a conservative figure for MiniLM-sized models on current data-centre GPUs. Encoding for
+Larger transformers scale with layers x hidden size² (BERT/mpnet base ≈ 8x MiniLM). Encoding for
 evaluation: GloVe ~20,000 texts/s, MiniLM ~600 texts/s (bf16) or ~180 (fp32) on one CPU thread.
+
+On a GPU (``bench/gpu.py`` on an NVIDIA H200, all-MiniLM-L6-v2, batch 32, each run a fresh process
+through the job manager) a step is bound by kernel launches and the trainer's Python, not by
+arithmetic: 38 ms in fp32 and 75 ms with bf16 autocast (its casts are more launches; fp32 trained
+1.7-1.9x faster there, to the same STSb), whatever the batch's texts; the process takes ~12 s before
+its first step (CUDA context, model, data), and the first run on a fresh machine ~23 s more (cold
+caches: 55 s for a 32 s run), which is left out. Launch-bound work grows with the layers and the
+forward passes per step, not hidden size², hence ``size ** (1/3)`` (BERT/mpnet base ≈ 2x MiniLM). The
+former rule (CPU bf16 / 40) had put those runs at 14-27 s; they took 25-119 s.
 """
 
 from __future__ import annotations
@@ -43,7 +50,8 @@ STARTUP_S = 8.0  # child process + torch/transformers imports + model load
 GLOVE = {"step_s": 0.0015, "text_s": 0.00004, "encode_text_s": 1 / 20_000}
 MINILM_CPU = {"bf16": {"step_s": 0.010, "text_s": 0.0075, "encode_text_s": 1 / 600},
               "fp32": {"step_s": 0.010, "text_s": 0.023, "encode_text_s": 1 / 180}}
-GPU_SPEEDUP = 40.0
+GPU = {"fp32": {"step_s": 0.038, "text_s": 0.00001}, "mixed": {"step_s": 0.075, "text_s": 0.00001},
+       "startup_s": 12.0, "encode_text_s": 1 / 11_000}  # H200, MiniLM (above)
 THREAD_SCALING = 0.6  # n threads run about n ** 0.6 times as fast as one
 DEV_TEST_TEXTS = 5_600  # distinct sentences of STSb dev + test
 CURVE_TEXTS = {True: 1_000, False: 2_900}  # distinct sentences of the 500-pair sample / all of dev
@@ -109,15 +117,24 @@ def _costs(config: TrainConfig, kind: str, device: str, precision: str, size: fl
     and scoring STSb runs at the measured rate of the lossless runtime."""
     if not kind_of(kind).matmul_heavy:  # a word-vector average: look-ups, not matrix products
         return dict(GLOVE)
+    if device != "cpu":  # launch-bound: per step and forward pass (a pair is two, a cross-encoder's one),
+        scale = size ** (1 / 3) * _passes(config) / 2  # growing with the layers (see the module docstring)
+        return {"step_s": GPU["fp32" if precision == "fp32" else "mixed"]["step_s"] * scale,
+                "text_s": GPU["fp32"]["text_s"] * size, "encode_text_s": GPU["encode_text_s"] * scale}
     costs = {key: value * (size if key != "step_s" else 1.0) for key, value in MINILM_CPU["fp32"].items()}
     if precision == "bf16":
         speedup = None if measured is None else measured.speedup("torch-bf16")
         costs = ({key: value / speedup if key != "step_s" else value for key, value in costs.items()}
                  if speedup else {key: value * (size if key != "step_s" else 1.0)
                                   for key, value in MINILM_CPU["bf16"].items()})
-    if device != "cpu":
-        return {key: value / GPU_SPEEDUP for key, value in costs.items()}
     return costs
+
+
+def _passes(config: TrainConfig) -> int:
+    """Forward passes per training step: one per text column (a cross-encoder reads both at once)."""
+    from .cross_encoder import OBJECTIVE as CROSS_ENCODER
+
+    return 1 if config.objective == CROSS_ENCODER else 3 if config.objective == "mnrl" else 2
 
 
 def _scoring_text_s(measured, fallback: float) -> float:
@@ -149,6 +166,7 @@ def estimate(config: TrainConfig, device: str | None = None, threads: int | None
     """The expected duration of each phase of ``config``'s run (reads the data once to count it)."""
     from ..models.registry import get_registry
     from .arguments import curve_size, schedule
+    from .recipes import recipe_for
     from .settings import measured_runtimes, training_device, training_threads
 
     registry = get_registry()
@@ -166,12 +184,12 @@ def estimate(config: TrainConfig, device: str | None = None, threads: int | None
         scoring /= speedup
     examples = _examples(config)
     plan = schedule(config, examples, entry.kind, choice.device)
-    texts_per_example = 3 if config.objective == "mnrl" else 2
-    step_s = costs["step_s"] + costs["text_s"] * config.batch_size * texts_per_example
+    step_s = costs["step_s"] + costs["text_s"] * config.batch_size * max(2, _passes(config))
     sampled = curve_size(entry.kind, choice.device) is not None
+    gpu = choice.device != "cpu" and kind_of(entry).matmul_heavy
     return Estimate(
-        startup_s=STARTUP_S,
-        before_s=DEV_TEST_TEXTS * scoring * _uncached(entry.key),
+        startup_s=GPU["startup_s"] if gpu else STARTUP_S,
+        before_s=DEV_TEST_TEXTS * scoring * _uncached(entry.key) if recipe_for(config).scores_before else 0.0,
         training_s=plan.total_steps * step_s,
         curve_s=math.ceil(plan.total_steps / plan.eval_steps) * CURVE_TEXTS[sampled] * costs["encode_text_s"],
         save_s=2.0,

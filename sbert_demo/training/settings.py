@@ -284,6 +284,25 @@ def training_device(precision: str, kind: str, hardware: devices.Hardware | None
     return choice
 
 
+def caution(config: TrainConfig) -> str | None:
+    """What to know before starting ``config``, where the run is likely to make the model worse.
+
+    The paper's NLI softmax objective trains a classifier on (u, v, |u-v|); from BERT it gives SBERT,
+    but a model that is already a sentence embedding learns classification features instead of its
+    cosine geometry. Measured with all-MiniLM-L6-v2 (bench/gpu.py, NVIDIA H200, all 39,313 NLI pairs,
+    batch 32): STSb dev 86.7 -> 38.5 in bf16, 37.1 in fp32, while multiple-negatives ranking on the
+    same data took it to 87.7. On a CPU, 6,400 pairs: 87.8 -> 85.1 on a 500-pair dev sample (a head
+    learning 100x faster: 79.5; without the final normalisation: 85.4, so neither is the cause).
+    """
+    entry = get_registry().get(config.base)
+    if config.objective == "nli-softmax" and entry.family == "siamese":
+        return (f"{entry.label} is already a sentence-embedding model: the NLI softmax objective (the paper's "
+                "recipe for plain BERT) teaches it classification features and lowers its STSb score "
+                "(measured: all-MiniLM-L6-v2 on all 39,313 NLI pairs, STSb dev 86.7 -> 38.5). To improve it, "
+                "choose multiple-negatives ranking (86.7 -> 87.7 on the same pairs) or cosine on STSb.")
+    return None
+
+
 def device_label(config: TrainConfig) -> str:
     """What the Train tab shows before a run, e.g. "NVIDIA H100 80GB HBM3 (CUDA), bf16"."""
     kind = get_registry().get(config.base).kind

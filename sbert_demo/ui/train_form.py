@@ -136,14 +136,15 @@ def form_config(base: str, pooling: str, objective: str, concatenation: list[str
 def plan_for(config: TrainConfig) -> str:
     """The plan box for a valid config: device, precision, steps and the estimated time."""
     from ..training.arguments import schedule
-    from ..training.settings import training_device
+    from ..training.settings import caution, training_device
 
     kind = get_registry().get(config.base).kind  # the kind's name, for the schedule
     label = device_label(config)
     guess = estimate(config)
     plan = schedule(config, guess.examples, kind, training_device(config.precision, kind, base=config.base).device)
     return train_view.plan_html(label, plan.total_steps, guess.examples, config.batch_size, config.epochs,
-                                plan.warmup_steps, plan.eval_steps, guess.total_s, guess.training_s)
+                                plan.warmup_steps, plan.eval_steps, guess.total_s, guess.training_s,
+                                caution=caution(config))
 
 
 def form_values(config: TrainConfig) -> dict[str, Any]:

@@ -138,8 +138,9 @@ def _saved_note(snap: JobSnapshot) -> str:
 # --- before a run --------------------------------------------------------------------------------
 
 def plan_html(device: str, steps: int, examples: int, batch_size: int, epochs: float, warmup_steps: int,
-              eval_steps: int, total_s: float, training_s: float) -> str:
-    """The plan box: device (and GPU name), precision, steps and the estimated time."""
+              eval_steps: int, total_s: float, training_s: float, caution: str | None = None) -> str:
+    """The plan box: device (and GPU name), precision, steps and the estimated time; ``caution`` (a
+    run likely to make the model worse) as a warning under it."""
     name, _, precision = device.rpartition(", ")
     rows = [("Device", esc(name or device)), ("Precision", esc(precision or "fp32")),
             ("Steps", f"{steps:,} ({examples:,} examples ÷ batch {batch_size} × {epochs:g} epoch"
@@ -148,7 +149,8 @@ def plan_html(device: str, steps: int, examples: int, batch_size: int, epochs: f
             ("Estimated time", f"<strong>{about(total_s)}</strong> (training {about(training_s)}; the rest "
                                "is start-up and scoring before and after)")]
     lines = "".join(f"<div><strong>{label}:</strong> {value}</div>" for label, value in rows)
-    return f'<div class="notes notes-info train-plan">{lines}</div>'
+    box = f'<div class="notes notes-info train-plan">{lines}</div>'
+    return box + (message(caution, "warning") if caution else "")
 
 
 def plan_problem_html(problem: str) -> str:
