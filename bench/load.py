@@ -328,7 +328,7 @@ STAGES = (
     ("encoding (the models)", ("sbert_demo/encoding/onnx_encoder.py", "sbert_demo/encoding/encoder.py",
                                "sentence_transformers", "torch/")),
     ("clustering (k-means, silhouette)", ("auto_clusters",)),
-    ("2-D map (UMAP)", ("project_2d", "umap/")),
+    ("2-D map (PCA up to 20 sentences, UMAP)", ("project_2d", "umap/")),
     ("figures (Plotly)", ("sbert_demo/explore/plots.py", "plot_style.py", "_slot_outputs",
                           "_ranking_figure", "_map_figure")),
     ("figures to JSON", ("to_json",)),

@@ -200,7 +200,7 @@ def test_explore_handler_shows_what_the_core_computes(tiny: str) -> None:
         assert f"{expected.mean_pairwise:.2f}" in summary_html
         assert [row["index"] for row in model["ranking"]][:1] != [2]  # the query is not ranked
         assert len(model["ranking"]) == len(parsed.sentences) - 1
-        assert model["map"]["method"] == "UMAP" and len(model["map"]["x"]) == len(parsed.sentences)
+        assert model["map"]["method"] == "PCA" and len(model["map"]["x"]) == len(parsed.sentences)
         assert model["clusters"]["ari"] is not None
     json.dumps(data)  # what the API returns is plain JSON
     first = outputs[3:3 + SLOT]

@@ -244,7 +244,7 @@ def test_map_corpus_with_glove(topics_csv: Path) -> None:
     corpus = read_corpus(topics_csv)
     result = map_corpus(corpus, ["glove-6b-50d"], k=3)
     model = result.models[0]
-    assert model.coords.shape == (18, 2) and model.method == "UMAP" and model.clustering.k == 3
+    assert model.coords.shape == (18, 2) and model.method == "PCA" and model.clustering.k == 3
     assert set(model.cluster_words) == {0, 1, 2} and all(model.cluster_words.values())
     assert result.label_words["music"][0] in {"guitar", "piano"}
     data = json.loads(json.dumps(result.as_json()))  # what the API sends is plain JSON
@@ -364,7 +364,7 @@ def test_the_map_command_prints_cluster_words_and_writes_the_map(topics_csv: Pat
     out = tmp_path / "map.json"
     assert main(["map", "--models", "glove-6b-50d", "--file", str(topics_csv), "--k", "3", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "GloVe average (6B, 50d) (glove-6b-50d): UMAP map, 3 clusters" in printed and "c-TF-IDF" in printed
+    assert "GloVe average (6B, 50d) (glove-6b-50d): PCA map, 3 clusters" in printed and "c-TF-IDF" in printed
     data = json.loads(out.read_text())
     assert data["n"] == 18 and data["label_words"]["music"] == ["guitar", "piano", "playing", "plays"]
     assert len(data["models"][0]["map"]["x"]) == 18 and sorted(data["models"][0]["clusters"]["words"]) == ["0", "1", "2"]

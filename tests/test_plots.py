@@ -267,3 +267,49 @@ def test_every_figure_serialises():
         assert fig.layout.template.layout.paper_bgcolor == "white"
         assert 400 <= fig.layout.height <= 1200
         assert json.loads(fig.to_json())["data"] is not None
+
+
+def test_figures_carry_a_lean_plotly_white_that_draws_the_same() -> None:
+    """Each figure's JSON carries its template: plotly_white trimmed to what this app's trace types read
+    (the same defaults for them), at under a quarter of the size, and Explore's figures use no other type."""
+    import plotly.io as pio
+
+    from sbert_demo.explore import plots as explore_plots
+    from sbert_demo.plot_style import TRACE_TYPES, UNUSED_LAYOUT
+
+    full = pio.templates["plotly_white"].to_plotly_json()
+    lean = pio.templates[pio.templates.default].to_plotly_json()
+    assert pio.templates.default == "sbert_demo"
+    assert all(lean["data"][kind] == full["data"][kind] for kind in TRACE_TYPES)
+    assert lean["layout"] == {k: v for k, v in full["layout"].items() if k not in UNUSED_LAYOUT}
+    assert len(json.dumps(lean)) * 4 < len(json.dumps(full))
+    sentences = [f"sentence number {i}" for i in range(30)]
+    sim = np.eye(30)
+    figures = [explore_plots.heatmap(sim, sentences, "h"), explore_plots.ranking_bars("q", sentences, sim[0], "r"),
+               explore_plots.scatter_map(np.random.default_rng(0).normal(size=(30, 2)), sentences, [i % 3 for i in range(30)], "m")]
+    assert {trace.type for figure in figures for trace in figure.data} <= set(TRACE_TYPES)
+    assert all(json.loads(figure.to_json())["layout"]["template"] == lean for figure in figures)
+
+
+@pytest.mark.parametrize("n", [5, 20, 70, 1200])
+def test_trusted_figures_are_what_plotly_validation_makes_of_them(n: int) -> None:
+    """Explore's per-request figures skip plotly's validation (plot_style.trusted_figure): their JSON must
+    be exactly the validated figure's, for every shape of input those builders take."""
+    from sbert_demo.explore.similarity import group_order
+    from sbert_demo.plot_style import SCATTERGL_MIN_N
+
+    rng = np.random.default_rng(n)
+    sentences = [f"<b>sentence</b> {i} & more {'words ' * (i % 7)}" for i in range(n)]
+    sim = np.clip(rng.normal(0.3, 0.4, (n, n)), -1, 1)
+    sim = (sim + sim.T) / 2
+    np.fill_diagonal(sim, 1.0)
+    groups = [f"group {i % 3}" for i in range(n)]
+    figures = [heatmap(sim, sentences, "h"), heatmap(sim, sentences, "h", column=True, groups=groups,
+                                                    order=group_order(groups, n)),
+               ranking_bars("q", sentences, sim[0], "r"), ranking_bars("q", sentences, sim[1], "r", labels_outside=True),
+               scatter_map(rng.normal(size=(n, 2)), sentences, [i % 4 for i in range(n)], "m"),
+               scatter_map(rng.normal(size=(n, 2)), sentences, groups, "m", note="a note")]
+    assert any(trace.type == "scattergl" for trace in figures[-1].data) == (n > SCATTERGL_MIN_N)
+    for figure in figures:
+        validated = go.Figure(figure.to_plotly_json())
+        assert json.loads(figure.to_json()) == json.loads(validated.to_json())

@@ -20,8 +20,8 @@ def blobs(n_per_blob: int = 10, dim: int = 16, seed: int = 0) -> tuple[np.ndarra
 def test_few_points_use_pca_with_a_note(n):
     points, _ = blobs()
     projection = project_2d(points[:n])
-    assert projection.method == "PCA"
-    assert projection.note == f"Only {n} sentences: too few for UMAP, showing PCA instead."
+    assert projection.method == "PCA" and UMAP_MIN_POINTS - 1 == 20
+    assert projection.note.startswith(f"{n} sentences: a PCA map (up to 20 sentences it keeps")
     assert projection.coords.shape == (n, 2) and np.isfinite(projection.coords).all()
 
 
@@ -167,3 +167,31 @@ def test_small_kmeans_knows_which_partitions_are_the_same() -> None:
 
     assert _same_partition(np.array([0, 0, 1, 2]), np.array([2, 2, 0, 1]), 3)
     assert not _same_partition(np.array([0, 0, 1, 2]), np.array([2, 1, 0, 1]), 3)
+
+
+def test_pca_keeps_small_sets_neighbours_as_faithfully_as_umap_and_umap_wins_above() -> None:
+    """Why maps of up to 20 sentences are PCA: on 20-sentence sets (STSb dev slices, MiniLM and GloVe)
+    PCA's trustworthiness is UMAP's or better on average, on 30-sentence sets UMAP's is clearly better."""
+    from sklearn.decomposition import PCA
+    from sklearn.manifold import trustworthiness
+
+    from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.encoding.encoder import encode
+    from sbert_demo.explore.projection import _umap_2d
+    from sbert_demo.explore.similarity import normalize_rows
+
+    dev = sts_split("dev")
+    texts = list(dict.fromkeys([*dev.sentences1, *dev.sentences2]))
+
+    def mean_trust(size: int) -> tuple[float, float]:
+        sets = [normalize_rows(encode(model, texts[i:i + size]).embeddings)
+                for model in ("glove-6b-50d", "all-MiniLM-L6-v2") for i in range(0, 8 * size, size)]
+        pca = [trustworthiness(u, PCA(2, svd_solver="full").fit_transform(u), n_neighbors=5, metric="cosine")
+               for u in sets]
+        umap = [trustworthiness(u, _umap_2d(u, 42), n_neighbors=5, metric="cosine") for u in sets]
+        return float(np.mean(pca)), float(np.mean(umap))
+
+    pca, umap = mean_trust(20)
+    assert pca >= umap - 0.01, (pca, umap)
+    pca, umap = mean_trust(30)
+    assert umap > pca + 0.02, (pca, umap)

@@ -26,12 +26,14 @@ from ..plot_style import (
     NOISE_COLOR,
     PALETTE,
     SCATTERGL_MIN_N,
+    VIRIDIS,
     apply_style,
     style,
     check_length,
     escape,
     score_text,
     shorten,
+    trusted_figure,
     wrap,
 )
 from ..shared import memoize
@@ -96,7 +98,7 @@ def heatmap(
     # Categories carry the full (escaped) hover text, so the hover needs O(n) strings, not O(n^2).
     categories = [_cell_label(i, sentences[i], groups[i] if groups else None) for i in order]
     trace = dict(z=sim[np.ix_(order, order)].astype(np.float32), x=categories, y=categories, zmin=zmin, zmax=zmax,
-                 colorscale="Viridis", colorbar=dict(title=dict(text="cosine"), thickness=12),
+                 colorscale=VIRIDIS, colorbar=dict(title=dict(text="cosine"), thickness=12),
                  texttemplate="%{z:.2f}" if n <= HEATMAP_TEXT_MAX_N else None,
                  hovertemplate="%{y}<br><i>vs.</i><br>%{x}<br>cosine: <b>%{z:.3f}</b><extra></extra>")
     axis = dict(type="category", showgrid=False, constrain="domain", showticklabels=n <= HEATMAP_TICKS_MAX_N,
@@ -113,7 +115,8 @@ def heatmap(
             xaxis["showticklabels"] = False
         layout["margin"] = dict(l=10, r=10, t=60, b=30)
     shapes = [] if groups is None else _group_separators([groups[i] for i in order])
-    return go.Figure(dict(type="heatmap", **trace), layout=dict(layout, xaxis=xaxis, yaxis=yaxis, shapes=shapes))
+    layout = dict(layout, xaxis=xaxis, yaxis=yaxis, **({"shapes": shapes} if shapes else {}))
+    return trusted_figure([dict(type="heatmap", **trace)], layout)
 
 
 def label_blocks(fig: go.Figure, groups: Sequence[str]) -> go.Figure:
@@ -194,7 +197,7 @@ def ranking_bars(
         extra["dragmode"] = "pan"
         subtitle += f" · top {RANKING_SHOWN} of {len(ranked)}: drag to see the rest"
     height = max(420, min(1200, 120 + 26 * min(len(ranked), RANKING_SHOWN)))
-    return go.Figure(dict(type="bar", **bars), layout=dict(style(title, height=height, subtitle=subtitle), xaxis=xaxis,
+    return trusted_figure([dict(type="bar", **bars)], dict(style(title, height=height, subtitle=subtitle), xaxis=xaxis,
                                                   yaxis=yaxis, **extra))
 
 
@@ -246,7 +249,7 @@ def scatter_map(
             )
         )
     bare = dict(showticklabels=False, zeroline=False, showgrid=False)
-    return go.Figure(traces, layout=dict(style(title, subtitle=note), xaxis=bare, yaxis=bare,
+    return trusted_figure(traces, dict(style(title, subtitle=note), xaxis=bare, yaxis=bare,
                                          showlegend=color_labels is not None, legend=dict(itemsizing="constant")))
 
 
