@@ -21,7 +21,7 @@ def test_few_points_use_pca_with_a_note(n):
     points, _ = blobs()
     projection = project_2d(points[:n])
     assert projection.method == "PCA" and UMAP_MIN_POINTS - 1 == 20
-    assert projection.note.startswith(f"{n} sentences: a PCA map (up to 20 sentences it keeps")
+    assert projection.note == f"{n} sentences: PCA, as faithful as UMAP up to 20"
     assert projection.coords.shape == (n, 2) and np.isfinite(projection.coords).all()
 
 

@@ -462,7 +462,7 @@ def test_nli_softmax_from_a_sentence_embedding_model_is_cautioned_before_it_star
     from sbert_demo.ui.train_form import plan_for
 
     warned = config_for("all-MiniLM-L6-v2", "nli-softmax", "x", device="cpu", max_pairs=64)
-    assert "multiple-negatives ranking" in caution(warned) and "86.7 -> 38.5" in caution(warned)
+    assert "multiple-negatives ranking" in caution(warned) and "86.7 → 38.5" in caution(warned)
     assert "notes-warning" in plan_for(warned) and "already a sentence-embedding model" in plan_for(warned)
     for base, objective in (("all-MiniLM-L6-v2", "mnrl"), ("all-MiniLM-L6-v2", "cosine"),
                             ("glove-6b-50d", "nli-softmax"), (tiny_key, "nli-softmax")):

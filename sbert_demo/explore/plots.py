@@ -182,7 +182,7 @@ def ranking_bars(
                 text=[score_text(scores[i]) for i in ranked], textposition="auto",
                 customdata=[wrap(sentences[i]) for i in ranked],
                 hovertemplate="%{customdata}<br>cosine: <b>%{x:.3f}</b><extra></extra>")
-    xaxis = dict(range=[low, 1.0], title=dict(text="cosine similarity to the query"))
+    xaxis = dict(range=[low, 1.0], title=dict(text="cosine to the query"))
     if labels_outside:
         bars.update(textposition="outside", cliponaxis=False)
         xaxis["range"] = [low - (0.15 if negative else 0), 1.0 + 0.12]

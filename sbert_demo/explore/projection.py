@@ -83,8 +83,7 @@ def project_2d(embeddings: np.ndarray, random_state: int = 42) -> Projection:
         note = f"All {n} sentences have the same embedding, so they sit on a single point."
         return Projection(np.zeros((n, 2)), "PCA", note)
     if n < UMAP_MIN_POINTS:
-        note = (f"{n} sentences: a PCA map (up to {UMAP_MIN_POINTS - 1} sentences it keeps each sentence's "
-                f"nearest neighbours as faithfully as UMAP would).")
+        note = f"{n} sentences: PCA, as faithful as UMAP up to {UMAP_MIN_POINTS - 1}"
         return Projection(_pca_2d(unit), "PCA", note)
     from . import map_cache
 

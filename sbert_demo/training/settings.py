@@ -298,8 +298,8 @@ def caution(config: TrainConfig) -> str | None:
     if config.objective == "nli-softmax" and entry.family == "siamese":
         return (f"{entry.label} is already a sentence-embedding model: the NLI softmax objective (the paper's "
                 "recipe for plain BERT) teaches it classification features and lowers its STSb score "
-                "(measured: all-MiniLM-L6-v2 on all 39,313 NLI pairs, STSb dev 86.7 -> 38.5). To improve it, "
-                "choose multiple-negatives ranking (86.7 -> 87.7 on the same pairs) or cosine on STSb.")
+                "(measured: all-MiniLM-L6-v2 on all 39,313 NLI pairs, STSb dev 86.7 → 38.5). To improve it, "
+                "choose multiple-negatives ranking (86.7 → 87.7 on the same pairs) or cosine on STSb.")
     return None
 
 
