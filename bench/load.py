@@ -205,7 +205,10 @@ def _user_group(url: str, numbers: list[int], start_at: float, stop_at: float, t
         client = None
         while client is None and time.time() < stop_at:
             try:
-                client = HttpUser(url) if CLIENT == "http" else Client(url, verbose=False)
+                # A browser waits for its answer: gradio_client's own 5 s limit on each HTTP call (a busy
+                # server's /queue/join) had turned waits into "ReadTimeout" errors no page shows.
+                client = HttpUser(url) if CLIENT == "http" else Client(url, verbose=False,
+                                                                       httpx_kwargs={"timeout": 300})
             except Exception as exc:  # the page did not open: an error a user sees
                 failed(exc)
                 time.sleep(1)
