@@ -325,6 +325,7 @@ def cluster_agreement(groups: Sequence[str], labels: Sequence[int]) -> float:
 def warm_up() -> None:
     """Fit a tiny UMAP once so numba compiles its kernels before the first user asks for a map."""
     start = time.perf_counter()
-    points = np.random.default_rng(0).normal(size=(20, 8))
-    project_2d(points)
+    points = np.random.default_rng(0).normal(size=(2 * UMAP_MIN_POINTS, 8))  # enough points for UMAP, not PCA
+    if project_2d(points).method != "UMAP":
+        raise RuntimeError("The warm-up map did not use UMAP, so its kernels are still to compile.")
     logger.info("UMAP warmed up in %.1f s.", time.perf_counter() - start)
