@@ -188,7 +188,9 @@ def auto_clusters(
     if n < 3 or distinct < 2:
         return Clustering(np.zeros(n, dtype=np.int64), method, min(n, 1), None)
     if method == "kmeans":
-        # A few dozen sentences: numpy's products on one BLAS thread (threads cost more than the work).
+        # Up to a few hundred sentences, on one BLAS/OpenMP thread (numpy's products and scikit-learn's
+        # KMeans alike): thread start-up and spinning cost far more than the work itself (measured: 3 s
+        # with the default OpenMP threads vs 0.08 s with one, on a busy 2-core host).
         with _threadpools().limit(limits=1 if n <= KMEANS_LARGE_N else None):
             return _kmeans(unit, min(max_k, n - 1, distinct), random_state)
     return _hdbscan(unit)
@@ -245,11 +247,9 @@ def _sklearn_kmeans(unit: np.ndarray, k: int, n_init: int, random_state: int) ->
     import sklearn
     from sklearn.cluster import KMeans
 
-    # For a few hundred points, thread start-up and spinning cost far more than the work itself
-    # (measured: 3 s with the default OpenMP threads vs 0.08 s with one, on a busy 2-core host).
-    # The inputs are unit vectors made here: scikit-learn's checks are skipped (the same labels).
-    with _threadpools().limit(limits=1 if len(unit) <= KMEANS_LARGE_N else None), \
-            sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+    # Called inside auto_clusters' thread limit. The inputs are unit vectors made here: scikit-learn's
+    # checks are skipped (the same labels).
+    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
         return KMeans(n_clusters=k, n_init=n_init, random_state=random_state).fit_predict(unit)
 
 
