@@ -2,8 +2,9 @@
 
 Starts the app on loopback (a fresh models folder and a fresh embedding cache; the ONNX artefacts,
 runtime decisions and the UMAP compile cache of the user's cache folder are reused, as after any
-earlier start), waits until it serves the page, then measures through ``gradio_client`` on the
-Explore endpoint (``/explore``) with the default models, as the page sends it:
+earlier start), waits until it serves the page, then measures simulated phones on the Explore
+endpoint (``/explore``) with the default models, as the page sends it (:class:`PageUser`: the page's
+own queue protocol, light enough to share the app's cores; ``--client gradio``: ``gradio_client``):
 
 * ``single``: one user repeating the default request (answered from the result cache after the first
   time; also timed in-process, without HTTP): the single-user time;
@@ -13,14 +14,16 @@ Explore endpoint (``/explore``) with the default models, as the page sends it:
 * ``default``: 100 users sending the default request back to back, 60 s (target: p95 <= 5 s);
 * with ``--with-training``: 20 users on unseen sets while a training job runs in the app.
 
-Each user opens the app (``gradio_client`` fetches its config, as a page does) in the seconds before
-a scenario's clock starts; a user whose page does not open counts an error and tries again. Printed
-per scenario: requests, errors, requests/s, p50/p95/max latency, and the app's CPU time per request
-(the server process's user + system time over the scenario, divided by the requests served); with
+Each user opens the app (fetches its config, as a page does) in the seconds before a scenario's
+clock starts; a user whose page does not open counts an error and tries again. Printed per scenario:
+requests, errors, requests/s, p50/p95/max latency, the app's CPU time per request (the server
+process's user + system time over the scenario, divided by the requests served) beside the rest of
+the machine's (the simulated users), and how many requests were shown a queue position and ETA; with
 ``--profile``, that CPU shared out by stage from py-spy's samples of the app.
 ``--clients`` and ``--seconds`` override every scenario's users and duration (e.g. a quick check).
 
     python bench/load.py [--phases single,talk,stampede,default] [--clients N] [--seconds S] [--with-training]
+                         [--client page|gradio] [--profile]
 """
 
 from __future__ import annotations
@@ -152,45 +155,125 @@ SCENARIOS = {
 }
 
 
-CLIENT = "gradio"  # or "http": --client
+CLIENT = "page"  # or "gradio": --client
+PAGE_USERS_PER_PROCESS = 25  # asyncio users are light: a few processes hold a room
 
 
-class HttpUser:
-    """A user on the app's plain HTTP API (POST /gradio_api/call/<name>, then its answer as a server-sent
-    event): the same queue as the page, a lighter client than ``gradio_client`` where the simulated room
-    shares the app's two cores (the default scenario on a Xeon: 16.1 requests/s against 14.2-14.9, though
-    the app's own CPU per request was higher on this path, 69 ms against 38)."""
+class PageUser:
+    """A phone with the app open, speaking the page's own queue protocol (Gradio's ``sse_v3``, as its
+    JavaScript client does): it fetches the app's config once, then for each request joins the queue
+    (``POST /gradio_api/queue/join``) and reads the session's event stream (``GET
+    /gradio_api/queue/data``: queue position and ETA, start, result) until the server closes it.
+
+    One asyncio task per user with its own keep-alive connection: the simulated room must not eat the
+    cores it shares with the app. ``gradio_client`` (``--client gradio``) spends ~80 ms of CPU per
+    request in its threads (a new HTTP connection per call, the answer re-concatenated per chunk):
+    with 100 of them the bench measured the clients, not the app."""
 
     def __init__(self, url: str):
+        import uuid
+
         import httpx
 
-        self.http = httpx.Client(base_url=url.rstrip("/") + "/gradio_api", timeout=300)
-        self.http.get("/info").raise_for_status()  # as a page fetches the app's description when it opens
+        self.http = httpx.AsyncClient(base_url=url.rstrip("/"), timeout=300)
+        self.session_hash = uuid.uuid4().hex[:11]
+        self.fn_index: int | None = None
+        self.waits: list[dict] = []  # the queue estimations the last request showed its user
 
-    def predict(self, *data, api_name: str):
+    async def open(self, api_name: str) -> None:
+        response = await self.http.get("/config")  # as the page loads
+        response.raise_for_status()
+        config = response.json()
+        self.prefix = config.get("api_prefix", "/gradio_api")
+        self.fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == api_name)
+
+    async def predict(self, *data) -> list:
         import json
 
-        name = api_name.lstrip("/")
-        answer = self.http.post(f"/call/{name}", json={"data": list(data)})
-        answer.raise_for_status()
-        event = None
-        with self.http.stream("GET", f"/call/{name}/{answer.json()['event_id']}") as stream:
-            for line in stream.iter_lines():
-                if line.startswith("event:"):
-                    event = line.split(":", 1)[1].strip()
-                elif line.startswith("data:") and event in ("complete", "error"):
-                    if event == "error":
-                        raise RuntimeError(f"the app answered with an error: {line[5:].strip()[:150]}")
-                    return json.loads(line[5:])
-        raise RuntimeError(f"the answer ended without a result (last event {event!r})")
+        joined = await self.http.post(f"{self.prefix}/queue/join", json={
+            "data": list(data), "event_data": None, "fn_index": self.fn_index, "trigger_id": None,
+            "session_hash": self.session_hash})
+        if joined.status_code == 503:
+            raise RuntimeError("the queue is full")
+        joined.raise_for_status()
+        event_id = joined.json()["event_id"]
+        result, self.waits = None, []
+        async with self.http.stream("GET", f"{self.prefix}/queue/data",
+                                    params={"session_hash": self.session_hash}) as stream:
+            async for line in stream.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                message = json.loads(line[5:])
+                kind = message.get("msg")
+                if kind == "estimation" and message.get("event_id") == event_id:
+                    self.waits.append(message)
+                elif kind == "process_completed" and message.get("event_id") == event_id:
+                    if not message.get("success"):
+                        raise RuntimeError(f"the app answered with an error: {str(message.get('output'))[:150]}")
+                    result = message["output"]["data"]
+                elif kind in ("close_stream", "unexpected_error"):
+                    break
+        if result is None:
+            raise RuntimeError("the event stream ended without a result")
+        return result
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+
+def _page_users(url: str, numbers: list[int], start_at: float, stop_at: float, text_for,
+                      models: list[str], think_s: float) -> tuple[list[float], list[str], int]:
+    """:class:`PageUser` s ``numbers`` in one event loop: (latencies, errors, requests that waited in
+    line and were shown their queue position and an ETA)."""
+    import asyncio
+
+    latencies: list[float] = []
+    errors: list[str] = []
+    shown = [0]
+
+    async def user(number: int) -> None:
+        page = PageUser(url)
+        while page.fn_index is None and time.time() < stop_at:
+            try:
+                await page.open("explore")
+            except Exception as exc:  # the page did not open: an error a user sees
+                errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                await asyncio.sleep(1)
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        if think_s:  # a room does not press Enter in the same second
+            await asyncio.sleep(random.Random(number).uniform(0, think_s))
+        request = 0
+        while page.fn_index is not None and time.time() < stop_at:
+            started = time.perf_counter()
+            try:
+                await page.predict(text_for(number, request), models, 0, "groups", "kmeans")
+                latencies.append(time.perf_counter() - started)
+                shown[0] += any(w.get("rank_eta") is not None for w in page.waits)
+            except Exception as exc:  # every failure counts as an error of the phase
+                errors.append(f"{type(exc).__name__}: {exc}"[:200])
+            request += 1
+            if think_s and time.time() + think_s < stop_at:
+                await asyncio.sleep(think_s)
+            elif think_s:
+                break
+        await page.close()
+
+    async def room() -> None:
+        await asyncio.gather(*(user(number) for number in numbers))
+
+    asyncio.run(room())
+    return latencies, errors, shown[0]
 
 
 def _user_group(url: str, numbers: list[int], start_at: float, stop_at: float, text_for, models: list[str],
-                think_s: float = 0.0):
-    """Users ``numbers`` as threads of one process, each with its own client: each opens the app (a
-    client fetches its config, as a page does) before ``start_at``, then sends requests until
-    ``stop_at``, thinking ``think_s`` seconds after each answer (users start spread over the first
-    think time). A client that cannot connect counts as an error and tries again."""
+                think_s: float = 0.0, client: str = "page") -> tuple[list[float], list[str], int]:
+    """Users ``numbers`` of one process: :class:`PageUser` s in one event loop, or (``client``
+    "gradio") threads with a ``gradio_client`` each. Each opens the app (fetches its config, as a page
+    does) before ``start_at``, then sends requests until ``stop_at``, thinking ``think_s`` seconds after
+    each answer (users start spread over the first think time). A client that cannot connect counts as
+    an error and tries again. Returns (latencies, errors, requests shown a queue position and ETA)."""
+    if client == "page":
+        return _page_users(url, numbers, start_at, stop_at, text_for, models, think_s)
     from gradio_client import Client
 
     latencies: list[float] = []
@@ -207,8 +290,7 @@ def _user_group(url: str, numbers: list[int], start_at: float, stop_at: float, t
             try:
                 # A browser waits for its answer: gradio_client's own 5 s limit on each HTTP call (a busy
                 # server's /queue/join) had turned waits into "ReadTimeout" errors no page shows.
-                client = HttpUser(url) if CLIENT == "http" else Client(url, verbose=False,
-                                                                       httpx_kwargs={"timeout": 300})
+                client = Client(url, verbose=False, httpx_kwargs={"timeout": 300})
             except Exception as exc:  # the page did not open: an error a user sees
                 failed(exc)
                 time.sleep(1)
@@ -235,18 +317,27 @@ def _user_group(url: str, numbers: list[int], start_at: float, stop_at: float, t
         thread.start()
     for thread in threads:
         thread.join()
-    return latencies, errors
+    return latencies, errors, 0
+
+
+@dataclass
+class Phase:
+    latencies: list[float]
+    errors: list[str]
+    shown_wait: int  # requests whose user was shown a queue position and an ETA while waiting
+    cpu: float  # the app's CPU seconds over the phase
+    machine_cpu: float = 0.0  # the whole machine's (the app, the simulated users, the rest)
 
 
 def run_phase(url: str, clients: int, seconds: float, text_for, think_s: float = 0.0,
-              on_start: Callable[[], None] | None = None) -> tuple[list[float], list[str], float]:
+              on_start: Callable[[], None] | None = None) -> Phase:
     """``clients`` users sending ``text_for(client, request)`` to /explore for ``seconds``, each
-    thinking ``think_s`` between an answer and the next request: (latencies, errors, the app's CPU
-    seconds from the start of the ``seconds``). The users open the app first, within a few seconds
-    before (the room's phones have the page open when the talk asks for sentences).
+    thinking ``think_s`` between an answer and the next request. The users open the app first, within
+    a few seconds before (the room's phones have the page open when the talk asks for sentences); the
+    app's CPU counts from the start of the ``seconds``.
 
-    Users run as threads in groups of 10 per process (50 users in one Python process would measure
-    the client's GIL, not the server): a talk audience is 50 separate browsers.
+    Users run in several processes (page users 25 to a process, ``gradio_client`` users 10: one
+    Python process for all would measure the clients' GIL, not the server).
     """
     from concurrent.futures import ProcessPoolExecutor
 
@@ -255,26 +346,31 @@ def run_phase(url: str, clients: int, seconds: float, text_for, think_s: float =
     cpu_at_start: list[float] = []
 
     def started() -> None:  # the clock starts: the app's CPU from here, and the profile (``on_start``)
-        cpu_at_start.append(server_cpu())
+        cpu_at_start.extend([server_cpu(), machine_cpu()])
         if on_start is not None:
             on_start()
 
     timer = threading.Timer(start_at - time.time(), started)
     timer.start()
-    groups = [list(range(start, min(start + 10, clients))) for start in range(0, clients, 10)]
-    latencies: list[float] = []
-    errors: list[str] = []
-    if len(groups) == 1:
-        latencies, errors = _user_group(url, groups[0], start_at, stop_at, text_for, MODELS, think_s)
+    size = PAGE_USERS_PER_PROCESS if CLIENT == "page" else 10
+    groups = [list(range(start, min(start + size, clients))) for start in range(0, clients, size)]
+    phase = Phase([], [], 0, 0.0)
+    n = len(groups)
+    arguments = ([url] * n, groups, [start_at] * n, [stop_at] * n, [text_for] * n, [MODELS] * n, [think_s] * n,
+                 [CLIENT] * n)
+    if n == 1:
+        outcomes = [_user_group(*(column[0] for column in arguments))]
     else:
-        with ProcessPoolExecutor(len(groups)) as pool:
-            n = len(groups)
-            for got, failed in pool.map(_user_group, [url] * n, groups, [start_at] * n, [stop_at] * n,
-                                        [text_for] * n, [MODELS] * n, [think_s] * n):
-                latencies += got
-                errors += failed
+        with ProcessPoolExecutor(n) as pool:
+            outcomes = list(pool.map(_user_group, *arguments))
+    for latencies, errors, shown in outcomes:
+        phase.latencies += latencies
+        phase.errors += errors
+        phase.shown_wait += shown
     timer.join()
-    return latencies, errors, server_cpu() - (cpu_at_start[0] if cpu_at_start else server_cpu())
+    if cpu_at_start:
+        phase.cpu, phase.machine_cpu = server_cpu() - cpu_at_start[0], machine_cpu() - cpu_at_start[1]
+    return phase
 
 
 def start_training(url: str) -> dict:
@@ -303,6 +399,13 @@ def cancel_training(url: str) -> None:
 SERVER = None  # psutil.Process of the app, for its CPU time per request
 
 
+def machine_cpu() -> float:
+    import psutil
+
+    times = psutil.cpu_times()
+    return times.user + times.system + times.nice
+
+
 def server_cpu() -> float:
     if SERVER is None:
         return 0.0
@@ -310,16 +413,21 @@ def server_cpu() -> float:
     return times.user + times.system
 
 
-def report(name: str, latencies: list[float], errors: list[str], seconds: float, single: float | None,
-           cpu: float = 0.0) -> float:
+def report(name: str, phase: Phase, seconds: float, single: float | None) -> float:
+    latencies, errors = phase.latencies, phase.errors
     p50, p95, top = (np.percentile(latencies, [50, 95, 100]) if latencies else [float("nan")] * 3)
     ratio = f", p95 / single user {p95 / single:5.1f}x" if single else ""
     print(f"{name:<30} served {len(latencies):5d} requests ({len(latencies) / seconds:5.2f}/s), "
           f"errors {len(errors)}, p50 {p50:6.2f} s, p95 {p95:6.2f} s, max {top:6.2f} s{ratio}", flush=True)
-    if cpu and latencies:
-        print(f"{'':30} app CPU {cpu / len(latencies) * 1000:6.1f} ms per request: the app alone could serve "
-              f"~{os.cpu_count() * len(latencies) / cpu:5.1f} requests/s on {os.cpu_count()} cores; the rest of "
-              f"the machine ran the simulated users", flush=True)
+    if phase.cpu and latencies:
+        others = max(0.0, phase.machine_cpu - phase.cpu)
+        print(f"{'':30} app CPU {phase.cpu / len(latencies) * 1000:6.1f} ms per request: the app alone could "
+              f"serve ~{os.cpu_count() * len(latencies) / phase.cpu:5.1f} requests/s on {os.cpu_count()} cores; "
+              f"the simulated users and the rest of the machine {others / len(latencies) * 1000:6.1f} ms per "
+              f"request", flush=True)
+    if CLIENT == "page" and latencies:
+        print(f"{'':30} {phase.shown_wait} of {len(latencies)} requests waited in line, shown their queue "
+              f"position and an ETA", flush=True)
     for error in sorted(set(errors))[:5]:
         print(f"    error: {error}")
     return float(p95)
@@ -411,9 +519,9 @@ def main() -> None:
     parser.add_argument("--phases", default="single,talk,stampede,default",
                         help=f"single and any of: {', '.join(SCENARIOS)}")
     parser.add_argument("--with-training", action="store_true", help="also: 20 users on unseen sets while training")
-    parser.add_argument("--client", choices=("gradio", "http"), default="gradio",
-                        help="each user's client: gradio_client (the page's queue protocol) or plain HTTP "
-                             "(the call API, lighter: the users share the app's cores here)")
+    parser.add_argument("--client", choices=("page", "gradio"), default="page",
+                        help="each user's client: the page's queue protocol in asyncio (light: the users share "
+                             "the app's cores here) or gradio_client (~80 ms of CPU per request)")
     parser.add_argument("--profile", action="store_true",
                         help="sample the app with py-spy during each scenario and print its CPU by stage")
     args = parser.parse_args()
@@ -445,9 +553,9 @@ def main() -> None:
             single = None
             if "single" in phases:
                 seconds = min(args.seconds or 20, 20)
-                latencies, errors, _ = run_phase(url, 1, seconds, default_request)
-                single = float(np.median(latencies)) if latencies else None
-                report("single user, default request", latencies, errors, seconds, None)
+                phase = run_phase(url, 1, seconds, default_request)
+                single = float(np.median(phase.latencies)) if phase.latencies else None
+                report("single user, default request", phase, seconds, None)
                 print(f"single user, default request, in-process (no HTTP): median "
                       f"{in_process_repeat(MODELS):.3f} s", flush=True)
             unknown = [p for p in phases if p not in SCENARIOS and p != "single"]
@@ -458,22 +566,22 @@ def main() -> None:
                 clients, seconds = args.clients or scenario.clients, args.seconds or scenario.seconds
                 raw = Path(tempfile.gettempdir()) / f"sbert-load-{name}.raw"  # kept: py-spy's stacks, for a closer look
                 spies: list[tuple] = []
-                *result, cpu = run_phase(url, clients, seconds, scenario.text_for, scenario.think_s,
-                                         (lambda: spies.append(start_profile(server.pid, raw))) if args.profile else None)
+                phase = run_phase(url, clients, seconds, scenario.text_for, scenario.think_s,
+                                  (lambda: spies.append(start_profile(server.pid, raw))) if args.profile else None)
                 label = f"{name}: {scenario.what}" if not args.clients else f"{name}: {clients} users"
-                report(label, *result, seconds, single, cpu)
+                report(label, phase, seconds, single)
                 for spy in spies:
-                    print_profile(*spy, cpu, len(result[0]))
+                    print_profile(*spy, phase.cpu, len(phase.latencies))
             if args.with_training:
                 start_training(url)
                 while training_status(url).get("state") in ("starting", "idle"):
                     time.sleep(1)  # measure while the job really trains, not while its process starts
-                busy = run_phase(url, 20, args.seconds or 60, unseen_request)[:2]
+                busy = run_phase(url, 20, args.seconds or 60, unseen_request)
                 state = training_status(url)
                 cancel_training(url)
                 print(f"training during the last phase: state {state.get('state')}, "
                       f"step {state.get('step')}/{state.get('total_steps')}")
-                report("20 users, own sets + training", *busy, args.seconds or 60, single)
+                report("20 users, own sets + training", busy, args.seconds or 60, single)
         finally:
             stop_app(server)
 

@@ -99,6 +99,10 @@ def test_app_builds_without_launching_and_names_each_tabs_main_action() -> None:
     assert endpoints["sts"].concurrency_id != endpoints["explore"].concurrency_id
     assert endpoints["sts"].concurrency_limit == 1
     assert demo._queue.max_size is not None and demo._queue.default_concurrency_limit >= 1
+    # Waiting pages hear their queue position and ETA once a second (not a message to every waiting page
+    # at every job start), and Gradio's per-event pandas summary for its monitoring page is not redone.
+    assert demo._queue.live_updates is False and demo._queue.update_intervals == 1.0
+    assert demo._queue.ANAYLTICS_CACHE_FREQUENCY >= 1000
 
 
 def test_start_up_does_not_wait_for_the_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -234,8 +234,9 @@ def test_down_projections_are_found_fused_or_not(plain_sbert, tiny_bert, tmp_pat
 
 
 @pytest.mark.parametrize("failures, variant, kept", [
-    (1, "keep-outlier-down-projections", 1),  # the one down-projection with outlier inputs stays fp32
-    (2, "keep-down-projections", 2),  # that is not enough: all of them stay fp32
+    (1, "per-token-outlier-down-projections", 0),  # all in int8; the outlier one's input scaled per token
+    (2, "keep-outlier-down-projections", 1),  # the one down-projection with outlier inputs stays fp32
+    (3, "keep-down-projections", 2),  # that is not enough: all of them stay fp32
 ])
 def test_int8_keeps_down_projections_in_fp32_when_the_full_variant_fails(plain_sbert, tiny_bert, tmp_path,
                                                                          monkeypatch, failures, variant, kept):
@@ -264,11 +265,59 @@ def test_int8_keeps_down_projections_in_fp32_when_the_full_variant_fails(plain_s
     shapes = {t.name: list(t.dims) for t in graph.initializer}
     float_matmuls = [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in shapes]
     assert [shapes[n.input[1]] for n in float_matmuls] == [[64, 32]] * kept  # only down-projections stayed float
-    assert kept == 2 or "layer.0/" in float_matmuls[0].name
+    assert kept != 1 or "layer.0/" in float_matmuls[0].name
+    scaled = [n.name for n in graph.node if n.name.endswith("_Unscale")]
+    assert len(scaled) == (variant == "per-token-outlier-down-projections") and all("layer.0/" in n for n in scaled)
     assert any(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul") for n in graph.node)
     vectors, _ = OnnxEncoder(folder).embed(TEXTS)
     reference = model.encode(TEXTS, normalize_embeddings=True)
     assert np.min(np.sum(vectors * reference, axis=1)) > 0.9
+
+
+def test_per_token_scaling_keeps_the_product_and_rescues_the_other_tokens(tmp_path):
+    """``(x / r) @ W * r`` with each token's own peak ``r`` is the same product in fp32; quantised with one
+    activation scale per tensor, tokens beside an outlier token keep their resolution (mpnet's case)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    rng = np.random.default_rng(0)
+    weight = rng.normal(size=(64, 16)).astype(np.float32)
+    x = rng.normal(size=(1, 6, 64)).astype(np.float32)
+    x[0, 0] *= 200.0  # one outlier token (as mpnet's down-projections see), five ordinary ones
+    x[0, 5] = 0.0  # a padded position stays zero instead of dividing by zero
+
+    def graph_file(name: str, per_token: bool, quantised: bool) -> str:
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="down")], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, None, 64])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, None, 16])],
+                                  [numpy_helper.from_array(weight, "W")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        if per_token:
+            onnx_export._scale_per_token(model, ["down"])
+        path = str(tmp_path / name)
+        if quantised:
+            quantize_dynamic(model, path, weight_type=QuantType.QInt8, per_channel=True,
+                             extra_options={"MatMulConstBOnly": True})
+        else:
+            onnx.save(model, path)
+        return path
+
+    def run(path: str) -> np.ndarray:
+        return ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+    exact = x @ weight
+    assert np.allclose(run(graph_file("scaled.onnx", True, False)), exact, rtol=1e-5, atol=1e-4)
+    per_tensor = run(graph_file("per-tensor.onnx", False, True))
+    per_token = run(graph_file("per-token.onnx", True, True))
+    assert np.all(per_token[0, 5] == 0.0)
+
+    def error(y: np.ndarray, rows: slice) -> float:
+        return float(np.abs(y[0, rows] - exact[0, rows]).max() / np.abs(exact[0, rows]).max())
+
+    assert error(per_token, slice(1, 5)) < 0.05 < error(per_tensor, slice(1, 5))  # the ordinary tokens
+    assert error(per_token, slice(0, 1)) < 0.05  # and the outlier token itself
 
 
 def test_largest_down_projection_inputs_match_pytorch(plain_sbert, tiny_bert, tmp_path):
