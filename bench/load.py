@@ -222,9 +222,9 @@ class PageUser:
 
 
 def _page_users(url: str, numbers: list[int], start_at: float, stop_at: float, text_for,
-                      models: list[str], think_s: float) -> tuple[list[float], list[str], int]:
-    """:class:`PageUser` s ``numbers`` in one event loop: (latencies, errors, requests that waited in
-    line and were shown their queue position and an ETA)."""
+                models: list[str], think_s: float) -> tuple[list[float], list[str], int]:
+    """:class:`PageUser` s ``numbers`` in one event loop: (latencies, errors, requests shown their queue
+    position and an ETA; Gradio sends them when a request joins the queue and each second while it waits)."""
     import asyncio
 
     latencies: list[float] = []
@@ -324,7 +324,7 @@ def _user_group(url: str, numbers: list[int], start_at: float, stop_at: float, t
 class Phase:
     latencies: list[float]
     errors: list[str]
-    shown_wait: int  # requests whose user was shown a queue position and an ETA while waiting
+    shown_wait: int  # requests whose user was shown a queue position and an ETA
     cpu: float  # the app's CPU seconds over the phase
     machine_cpu: float = 0.0  # the whole machine's (the app, the simulated users, the rest)
 
@@ -426,8 +426,8 @@ def report(name: str, phase: Phase, seconds: float, single: float | None) -> flo
               f"the simulated users and the rest of the machine {others / len(latencies) * 1000:6.1f} ms per "
               f"request", flush=True)
     if CLIENT == "page" and latencies:
-        print(f"{'':30} {phase.shown_wait} of {len(latencies)} requests waited in line, shown their queue "
-              f"position and an ETA", flush=True)
+        print(f"{'':30} {phase.shown_wait} of {len(latencies)} requests were shown their queue position "
+              f"and an ETA", flush=True)
     for error in sorted(set(errors))[:5]:
         print(f"    error: {error}")
     return float(p95)

@@ -274,7 +274,8 @@ def test_int8_keeps_down_projections_in_fp32_when_the_full_variant_fails(plain_s
     assert np.min(np.sum(vectors * reference, axis=1)) > 0.9
 
 
-def test_per_token_scaling_keeps_the_product_and_rescues_the_other_tokens(tmp_path):
+@pytest.mark.parametrize("opset", [17, 18])  # ReduceMax's axes: an attribute, then an input
+def test_per_token_scaling_keeps_the_product_and_rescues_the_other_tokens(tmp_path, opset):
     """``(x / r) @ W * r`` with each token's own peak ``r`` is the same product in fp32; quantised with one
     activation scale per tensor, tokens beside an outlier token keep their resolution (mpnet's case)."""
     import onnx
@@ -293,7 +294,7 @@ def test_per_token_scaling_keeps_the_product_and_rescues_the_other_tokens(tmp_pa
                                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, None, 64])],
                                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, None, 16])],
                                   [numpy_helper.from_array(weight, "W")])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
         if per_token:
             onnx_export._scale_per_token(model, ["down"])
         path = str(tmp_path / name)

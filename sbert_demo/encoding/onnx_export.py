@@ -289,15 +289,15 @@ def _scale_per_token(model, names: list[str]) -> None:
     largest |value| of each row (token) of ``x``. The same product in fp32; quantised, the activation's
     one scale per tensor (ONNX Runtime's dynamic quantisation has no other) then holds every token at
     full resolution, as per-token quantisation would, while the outlier tokens of mpnet's
-    down-projections no longer flatten the others to a few levels (measured on Zen 4, README "Speed":
-    probe-pair drift 0.028 as with those matrices kept in fp32, STSb dev/test 88.12 / 83.46 against fp32's
-    88.11 / 83.42, 21% less CPU). The extra element-wise work is small beside the product it saves."""
+    down-projections no longer flatten the others to a few levels (measured: module docstring). The
+    extra element-wise work is small beside the product it saves."""
     from onnx import helper, numpy_helper
 
     graph = model.graph
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 17)
-    if opset >= 18:  # ReduceMax takes its axes as an input from opset 18 on
-        graph.initializer.append(numpy_helper.from_array(np.array([-1], dtype=np.int64), "per_token_axes"))
+    axes_input, axes_attribute = (["per_token_axes"], {}) if opset >= 18 else ([], {"axes": [-1]})
+    if axes_input:  # ReduceMax takes its axes as an input from opset 18 on
+        graph.initializer.append(numpy_helper.from_array(np.array([-1], dtype=np.int64), axes_input[0]))
     floor = "per_token_floor"  # an all-zero row (padding) keeps its zeros instead of dividing by zero
     graph.initializer.append(numpy_helper.from_array(np.array(1e-12, dtype=np.float32), floor))
     nodes = []
@@ -307,10 +307,8 @@ def _scale_per_token(model, names: list[str]) -> None:
             continue
         x, y, name = node.input[0], node.output[0], node.name
         nodes += [helper.make_node("Abs", [x], [f"{name}_abs"], name=f"{name}_Abs"),
-                  helper.make_node("ReduceMax", [f"{name}_abs", "per_token_axes"], [f"{name}_peak"],
-                                   name=f"{name}_Peak", keepdims=1) if opset >= 18 else
-                  helper.make_node("ReduceMax", [f"{name}_abs"], [f"{name}_peak"], name=f"{name}_Peak",
-                                   axes=[-1], keepdims=1),
+                  helper.make_node("ReduceMax", [f"{name}_abs", *axes_input], [f"{name}_peak"], name=f"{name}_Peak",
+                                   keepdims=1, **axes_attribute),
                   helper.make_node("Max", [f"{name}_peak", floor], [f"{name}_row"], name=f"{name}_Row"),
                   helper.make_node("Div", [x, f"{name}_row"], [f"{name}_scaled"], name=f"{name}_Scale")]
         node.input[0], node.output[0] = f"{name}_scaled", f"{name}_product"
