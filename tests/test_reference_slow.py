@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 REFERENCE = {  # Spearman x 100 on the STS benchmark, plain sentence-transformers, fp32
     "dev": {"all-MiniLM-L6-v2": 86.72, "all-mpnet-base-v2": 88.11, "glove-6b-50d": 65.52},
-    "test": {"all-MiniLM-L6-v2": 82.03, "all-mpnet-base-v2": 83.42, "glove-6b-50d": 55.61},
+    "test": {"all-MiniLM-L6-v2": 82.03, "all-mpnet-base-v2": 83.42, "glove-6b-50d": 55.60},
 }
 ALL = "all-MiniLM-L6-v2,all-mpnet-base-v2,glove-6b-50d"
 

@@ -65,7 +65,7 @@ def test_presenter_view_runs_its_computed_steps_from_a_cold_start(browser, why_a
         page.wait_for_function(f"document.querySelectorAll('{plot} .js-plotly-plot').length === 1")
         if text == "after":  # the training curve: the run has finished and says what it changed
             page.wait_for_function("document.querySelector('#talk-caption').innerText.includes('after')")
-            assert "STSb test 55.61 →" in page.inner_text("#talk-caption")
+            assert "STSb test 55.60 →" in page.inner_text("#talk-caption")
         elif text:
             page.wait_for_function(f"document.querySelector('#talk-left').innerText.includes({text!r})")
         assert page.inner_text("#talk-failure").strip() == ""

@@ -43,9 +43,24 @@ class PairScores:
     seconds: float = 0.0
 
 
+TIE_DECIMALS = 12  # far above float64's rounding (1e-16), far below any real difference of two cosines
+
+
 def pair_cosines(embeddings1: np.ndarray, embeddings2: np.ndarray) -> np.ndarray:
-    """Row-wise cosine of two matrices of L2-normalised rows (float64 for a stable ranking)."""
-    return np.einsum("ij,ij->i", embeddings1.astype(np.float64), embeddings2.astype(np.float64))
+    """Row-wise cosine of two matrices (float64; all-zero rows score 0).
+
+    Equal vectors score exactly alike, so a ranking (Spearman) sees their tie: float32 rows are
+    normalised only to about 1e-7, and the plain dot product of a vector with itself would rank
+    such pairs by that rounding noise.
+
+    >>> v = np.array([[0.6, 0.8000001], [0.6, 0.8]], dtype=np.float32)
+    >>> pair_cosines(v, v).tolist()
+    [1.0, 1.0]
+    """
+    a, b = embeddings1.astype(np.float64), embeddings2.astype(np.float64)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    cosines = np.einsum("ij,ij->i", a, b) / np.where(norms > 0, norms, 1.0)
+    return np.round(cosines, TIE_DECIMALS)
 
 
 def score_pairs(model: str | ResolvedModel, firsts: Sequence[str], seconds: Sequence[str], *,

@@ -26,11 +26,12 @@ logger = logging.getLogger(__name__)
 
 def model_identity(entry: ModelEntry, status: Availability, registry: Registry | None = None) -> str | None:
     """A fingerprint of the model's files and settings; None while a Hub model is not downloaded yet."""
-    files = kind_of(entry).identity_files(entry, status, registry or get_registry())
+    kind = kind_of(entry)
+    files = kind.identity_files(entry, status, registry or get_registry())
     if not files:
         return None
     location = status.location if status.location is not None else files[0]
-    return fingerprint(entry.kind, entry.pooling, location, files)
+    return fingerprint(entry.kind + kind.encoding_version, entry.pooling, location, files)
 
 
 def build_model(entry: ModelEntry, status: Availability, device: str = "cpu",

