@@ -221,8 +221,8 @@ def test_the_presenter_views_room_step_redraws_only_when_a_sentence_arrives(monk
     assert skipped[3] is None and all(part == gr.skip() for part in skipped[:3])
     status, left, right, key = talk.room_tick(talk.ROOM_STEP, room, None)
     assert "3</span> sentences" in status and key == "1,2,3"
-    assert [trace.x.shape for trace in left.data[:-1]] and right["visible"] and right["value"] is not None
-    assert left.layout.title.text.startswith("GloVe") and "3 sentences" in left.layout.title.text
+    assert [trace.x.shape for trace in left["value"].data[:-1]] and right["visible"] and right["value"] is not None
+    assert left["value"].layout.title.text.startswith("GloVe") and "3 sentences" in left["value"].layout.title.text
     assert talk.room_tick(talk.ROOM_STEP, room, key)[3] == key and talk.room_tick(talk.ROOM_STEP, room, key)[0] == gr.skip()
     board_store().add(board.code, "Markets dropped sharply.", sender="p9")
     assert talk.room_tick(talk.ROOM_STEP, room, key)[3] == "1,2,3,4"  # a new sentence: drawn again

@@ -203,6 +203,28 @@ def test_sts_bar_chart_empty_and_without_references():
     assert len(sts_bar_chart([], references={}).layout.shapes) == 0
 
 
+def test_the_papers_marks_sit_only_beside_a_run_of_their_split():
+    """The paper reports STSb test: its marks are drawn beside a test run, named as test numbers, and
+    never beside a dev run or uploaded pairs (whose title says so)."""
+    rows = [{"label": "GloVe", "family": "naive", "spearman": 55.6}]
+    test = sts_bar_chart(rows, split="test")
+    assert len(test.layout.shapes) == len(PAPER_STSB_TEST) and "paper, STSb test" in [t.name for t in test.data]
+    for split, where in (("dev", "STSb dev"), (None, "your pairs")):
+        other = sts_bar_chart(rows, split=split)
+        assert not other.layout.shapes and not other.layout.annotations
+        assert other.layout.title.text.startswith(where) and "paper reports STSb test only" in other.layout.title.text
+
+
+def test_a_phones_sts_bars_lie_flat_with_their_names_level():
+    rows = [{"label": "GloVe average (6B, 50d) + whitened", "family": "naive", "spearman": 63.7},
+            {"label": "SBERT all-MiniLM-L6-v2", "family": "siamese", "spearman": 82.0}]
+    fig = sts_bar_chart(rows, horizontal=True)
+    assert {trace.orientation for trace in fig.data if isinstance(trace, go.Bar)} == {"h"}
+    assert fig.layout.yaxis.ticktext[0] == "GloVe average<br>(6B, 50d) +<br>whitened"
+    assert not fig.layout.annotations and len(fig.layout.shapes) == len(PAPER_STSB_TEST)  # values in the legend
+    assert "SBERT-NLI-base 77.0" in [t.name for t in fig.data][-1]
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [

@@ -26,10 +26,16 @@ def _token_labels(tokens: Sequence[str]) -> list[str]:
 
 
 def contribution_heatmap(contributions: np.ndarray, tokens_a: Sequence[str], tokens_b: Sequence[str],
-                         title: str, zmax: float | None = None, subtitle: str | None = None) -> go.Figure:
+                         title: str, zmax: float | None = None, subtitle: str | None = None,
+                         numbers: str = "all", columns: str = "turned") -> go.Figure:
     """Token x token contributions (rows: sentence A, columns: B) on a diverging scale centred on 0.
 
-    Pass the same ``zmax`` to several maps so their colours compare.
+    Pass the same ``zmax`` to several maps so their colours compare. ``numbers``: "all" (every cell's
+    value, up to :data:`TEXT_MAX_CELLS` cells), "top" (two decimals, only the cells carrying at least a
+    quarter of ``zmax``: readable from afar) or "none". ``columns``: how the columns are labelled:
+    "turned" (numbered tokens at 45 degrees), "staggered" (the tokens level, every other one a line
+    lower, so large type never runs into its neighbour) or "numbered" (the numbers only, level: a
+    phone's narrow screen; the hover names the token).
     """
     contributions = np.asarray(contributions, dtype=float)
     if contributions.shape != (len(tokens_a), len(tokens_b)):
@@ -38,16 +44,27 @@ def contribution_heatmap(contributions: np.ndarray, tokens_a: Sequence[str], tok
     zmax = float(zmax if zmax is not None else np.abs(contributions).max() or 1.0)
     rows, cols = _token_labels(tokens_a), _token_labels(tokens_b)
     hover = np.array([[[escape(a), escape(b)] for b in tokens_b] for a in tokens_a], dtype=object)
+    text = None
+    if numbers == "all" and contributions.size <= TEXT_MAX_CELLS:
+        text = np.round(contributions, 3)
+    elif numbers == "top":
+        strong = np.abs(contributions) >= 0.25 * zmax  # of the shared scale: maps side by side compare
+        text = np.where(strong, np.vectorize(lambda v: f"{v:.2f}")(contributions), "")
     heat = go.Heatmap(
         z=contributions, x=cols, y=rows, zmid=0, zmin=-zmax, zmax=zmax, colorscale=DIVERGING,
         customdata=hover, colorbar=dict(title=dict(text="share of<br>cosine"), thickness=12),
         hovertemplate="A: %{customdata[0]}<br>B: %{customdata[1]}<br>contribution %{z:.4f}<extra></extra>",
-        text=np.round(contributions, 3) if contributions.size <= TEXT_MAX_CELLS else None,
-        texttemplate="%{text}" if contributions.size <= TEXT_MAX_CELLS else None,
+        text=text, texttemplate="%{text}" if text is not None else None,
     )
     fig = go.Figure(heat)
     fig.update_yaxes(autorange="reversed", title_text="sentence A", type="category", automargin=True)
-    fig.update_xaxes(title_text="sentence B", type="category", tickangle=-45, automargin=True)
+    fig.update_xaxes(title_text="sentence B", type="category", tickangle=-45 if columns == "turned" else 0,
+                     automargin=True)
+    if columns == "numbered":
+        fig.update_xaxes(tickmode="array", tickvals=cols, ticktext=[str(i + 1) for i in range(len(cols))])
+    elif columns == "staggered":
+        fig.update_xaxes(tickmode="array", tickvals=cols,
+                         ticktext=[("<br>" if i % 2 else "") + shorten(t, 10) for i, t in enumerate(tokens_b)])
     height = int(min(900, max(380, 140 + 22 * len(tokens_a))))
     apply_style(fig, title, height=height, subtitle=subtitle)
     return fig
@@ -71,30 +88,38 @@ def leave_one_out_bars(delta_a: np.ndarray, delta_b: np.ndarray, tokens_a: Seque
     return fig
 
 
-def anisotropy_histograms(results: Sequence, bins: int = 40) -> go.Figure:
+def anisotropy_histograms(results: Sequence, bins: int = 40, stacked: bool = False) -> go.Figure:
     """One panel per model: overlaid cosine histograms of random, similar and unrelated pairs.
 
     ``results`` are :class:`~.anisotropy.Anisotropy` (anything with ``label``, ``family``,
-    ``random``, ``similar``, ``unrelated``, ``mean_random_cosine`` and ``auc``).
+    ``random``, ``similar``, ``unrelated``, ``mean_random_cosine`` and ``auc``). ``stacked``: the
+    panels one above the other (a phone's narrow screen) instead of side by side.
     """
     if not results:
         raise ValueError("There is nothing to plot: no model gave results.")
     titles = [f"{escape(r.label)}<br><sup>mean random cosine {r.mean_random_cosine:.2f} · AUC {r.auc:.3f}</sup>"
               for r in results]
-    fig = make_subplots(rows=1, cols=len(results), subplot_titles=titles, shared_yaxes=True,
-                        horizontal_spacing=0.04)
+    if stacked:
+        fig = make_subplots(rows=len(results), cols=1, subplot_titles=titles, shared_xaxes=True,
+                            vertical_spacing=0.16)
+    else:
+        fig = make_subplots(rows=1, cols=len(results), subplot_titles=titles, shared_yaxes=True,
+                            horizontal_spacing=0.04)
     edges = dict(start=-0.4, end=1.0, size=1.4 / bins)
-    for col, result in enumerate(results, start=1):
+    for position, result in enumerate(results, start=1):
+        row, col = (position, 1) if stacked else (1, position)
         for (name, color), values in zip(HISTOGRAM_COLORS.items(), (result.random, result.similar, result.unrelated)):
             fig.add_trace(go.Histogram(
-                x=values, name=name, legendgroup=name, showlegend=col == 1, marker_color=color, opacity=0.55,
+                x=values, name=name, legendgroup=name, showlegend=position == 1, marker_color=color, opacity=0.55,
                 histnorm="probability density", xbins=edges,
-                hovertemplate=f"{name}<br>cosine %{{x}}<br>density %{{y:.2f}}<extra></extra>"), row=1, col=col)
-        fig.add_vline(x=result.mean_random_cosine, line=dict(color="#555", dash="dot", width=1), row=1, col=col)
-        fig.update_xaxes(range=[-0.4, 1.0], title_text="cosine", row=1, col=col,
-                         linecolor=FAMILY_COLORS.get(result.family, "#777"), linewidth=3, showline=True)
+                hovertemplate=f"{name}<br>cosine %{{x}}<br>density %{{y:.2f}}<extra></extra>"), row=row, col=col)
+        fig.add_vline(x=result.mean_random_cosine, line=dict(color="#555", dash="dot", width=1), row=row, col=col)
+        fig.update_xaxes(range=[-0.4, 1.0], title_text="cosine" if not stacked or row == len(results) else None,
+                         row=row, col=col, linecolor=FAMILY_COLORS.get(result.family, "#777"), linewidth=3,
+                         showline=True, showticklabels=not stacked or row == len(results))
     fig.update_layout(barmode="overlay", legend=dict(orientation="h", y=-0.25, x=0))
-    fig.update_yaxes(title_text="density", row=1, col=1)
+    for row in range(1, len(results) + 1 if stacked else 2):
+        fig.update_yaxes(title_text="density", row=row, col=1)
     apply_style(fig, "Cosine of random, similar and unrelated STSb pairs",
                 subtitle="Naive vectors sit in a narrow cone: even random pairs score high. The dotted line "
                          "is the mean random cosine.", height=440)

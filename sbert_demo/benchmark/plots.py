@@ -24,13 +24,18 @@ PAPER_STSB_TEST: dict[str, float] = {
 
 
 def sts_bar_chart(
-    rows: Sequence[Mapping], references: Mapping[str, float] = PAPER_STSB_TEST
+    rows: Sequence[Mapping], references: Mapping[str, float] = PAPER_STSB_TEST, horizontal: bool = False,
+    split: str | None = "test",
 ) -> go.Figure:
     """STSb Spearman x 100 per model as bars coloured by family, with published results as lines.
 
     Each row needs ``label``, ``family`` (naive / siamese / fine-tuned) and ``spearman`` (x 100).
+    ``references`` are the paper's STSb *test* numbers: drawn only beside a run of ``split`` "test"
+    (a dev run or uploaded pairs get none, and the title says so). ``horizontal``: one bar per line,
+    the model's name on its left (a phone's narrow screen; no label turned or cut).
     """
     rows = [_check_sts_row(row) for row in rows]
+    references = references if split == "test" else {}
     fig = go.Figure()
     for family, color in FAMILY_COLORS.items():
         members = [i for i, row in enumerate(rows) if row["family"] == family]
@@ -39,30 +44,39 @@ def sts_bar_chart(
         values = [rows[i]["spearman"] for i in members]
         fig.add_trace(
             go.Bar(
-                x=members,
-                y=values,
+                x=values if horizontal else members,
+                y=members if horizontal else values,
+                orientation="h" if horizontal else "v",
                 name=family,
                 marker_color=color,
                 width=0.7,
                 text=["n/a" if v is None else f"{v:.1f}" for v in values],
                 textposition="outside",
+                cliponaxis=False,
                 customdata=[escape(rows[i]["label"]) for i in members],
-                hovertemplate="%{customdata}<br>Spearman x 100: <b>%{y:.2f}</b><extra></extra>",
+                hovertemplate="%{customdata}<br>Spearman x 100: <b>%{" + ("x" if horizontal else "y") + ":.2f}</b>"
+                              "<extra></extra>",
             )
         )
-    _reference_lines(fig, references)
+    _reference_lines(fig, references, horizontal)
     values = [row["spearman"] for row in rows if row["spearman"] is not None]
     low = min([0.0] + [math.floor(v / 10) * 10 for v in values])
-    fig.update_yaxes(range=[low, 100], title_text="Spearman rank correlation x 100")
-    fig.update_xaxes(
-        tickmode="array",
-        tickvals=list(range(len(rows))),
-        ticktext=[escape(row["label"]) for row in rows],
-        range=[-0.6, max(len(rows), 1) - 0.4],
-    )
-    fig.update_layout(barmode="overlay", legend=dict(orientation="h", y=-0.25))
-    apply_style(fig, "STS benchmark: cosine vs. gold scores (Spearman x 100)")
-    fig.update_layout(margin=dict(r=190, b=110))
+    value_axis = dict(range=[low, 100], title_text="Spearman rank correlation x 100")
+    label_axis = dict(tickmode="array", tickvals=list(range(len(rows))),
+                      ticktext=[wrap(row["label"], 16 if horizontal else 28) for row in rows],
+                      range=[-0.6, max(len(rows), 1) - 0.4], automargin=True)
+    if horizontal:
+        fig.update_xaxes(**value_axis)
+        fig.update_yaxes(**label_axis, autorange=False)
+        fig.update_yaxes(range=[max(len(rows), 1) - 0.4, -0.6])  # the first model on top
+    else:
+        fig.update_yaxes(**value_axis)
+        fig.update_xaxes(**label_axis)
+    fig.update_layout(barmode="overlay", legend=dict(orientation="h", y=-0.25 if not horizontal else -0.3))
+    where = {"test": "STSb test", "dev": "STSb dev"}.get(split or "", "your pairs")
+    note = "" if references or not PAPER_STSB_TEST else " (the paper reports STSb test only)"
+    apply_style(fig, f"{where}: cosine vs. gold scores (Spearman x 100){note}")
+    fig.update_layout(margin=dict(r=30 if horizontal or not references else 190, b=110))
     return fig
 
 
@@ -82,17 +96,24 @@ def _check_sts_row(row: Mapping) -> dict:
     return {"label": str(row["label"]), "family": row["family"], "spearman": spearman}
 
 
-def _reference_lines(fig: go.Figure, references: Mapping[str, float]) -> None:
-    """Dotted horizontal lines for published numbers, labelled in the right margin."""
+def _reference_lines(fig: go.Figure, references: Mapping[str, float], horizontal: bool = False) -> None:
+    """Dotted lines for published numbers (STSb test), each labelled in the margin (beside a vertical
+    chart) or by its value above the plot (a horizontal one); the legend says where they come from."""
     line = dict(color="#555", dash="dot", width=1)
     for name, value in references.items():
+        if horizontal:
+            fig.add_vline(x=float(value), line=line)
+            continue
         fig.add_hline(y=float(value), line=line)
         fig.add_annotation(
             x=1.0, xref="paper", xanchor="left", y=float(value), yref="y", showarrow=False,
             text=f"{escape(name)}: {float(value):.1f}", font=dict(size=10, color="#555"),
         )
     if references:  # a legend entry explaining the dotted lines
-        legend_entry = go.Scatter(x=[None], y=[None], mode="lines", line=line, name="published")
+        marks = [f"{escape(name.replace(' (paper)', ''))} {value:.1f}" for name, value in references.items()]
+        lines = [" · ".join(marks[i:i + 2]) for i in range(0, len(marks), 2)]  # no label wider than a phone
+        legend_entry = go.Scatter(x=[None], y=[None], mode="lines", line=line,
+                                  name="paper, STSb test" + ("<br>" + "<br>".join(lines) if horizontal else ""))
         fig.add_trace(legend_entry)
 
 
@@ -133,37 +154,50 @@ def gold_vs_cosine(
 
 def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: Sequence[str],
                    references: Mapping[str, Sequence[float]] | None = None,
-                   title: str = "Spearman x 100 on seven STS sets (the SBERT paper's Table 1)") -> go.Figure:
+                   title: str = "Spearman x 100 on seven STS sets (the SBERT paper's Table 1)",
+                   transposed: bool = False) -> go.Figure:
     """Table 1 as an annotated heatmap: one row per model (values x 100, None for not yet computed),
     then the paper's rows (``references``, labelled "paper:"), one column per set and the average.
 
     A colour per cell (0 to 90, higher is better) lets a room read it from the back; every cell shows
-    its number.
+    its number. ``transposed``: one column per model (its name wrapped over short lines) and one row
+    per set, for a phone's narrow screen.
     """
     references = dict(references or {})
     for label, values in rows:
         check_length(f"values of {label}", values, len(columns))
-    labels = [escape(label) for label, _ in rows] + [f"<i>paper: {escape(name)}</i>" for name in references]
+    if transposed:
+        labels = [wrap(label, 8) for label, _ in rows] + [f"<i>paper<br>{wrap(name, 8)}</i>" for name in references]
+    else:
+        labels = [escape(label) for label, _ in rows] + [f"<i>paper: {escape(name)}</i>" for name in references]
     values = [list(v) for _, v in rows] + [list(v) for v in references.values()]
     z = np.array([[np.nan if v is None else float(v) for v in row] for row in values], dtype=float)
     text = [["" if v is None else f"{v:.1f}" for v in row] for row in values]
+    sets = [escape(c) for c in columns]
+    x, y = (labels, sets) if transposed else (sets, labels)
     fig = go.Figure(go.Heatmap(
-        z=z, x=[escape(c) for c in columns], y=labels, text=text, texttemplate="%{text}", zmin=0, zmax=90,
-        colorscale="Viridis", colorbar=dict(title=dict(text="x 100", side="top"), thickness=12),
-        hovertemplate="%{y} · %{x}: <b>%{z:.2f}</b><extra></extra>", xgap=2, ygap=2,
+        z=z.T if transposed else z, x=x, y=y, text=np.array(text, dtype=object).T.tolist() if transposed else text,
+        texttemplate="%{text}", zmin=0, zmax=90, colorscale="Viridis",
+        colorbar=dict(title=dict(text="x 100", side="top"), thickness=12),
+        hovertemplate=("%{x} · %{y}" if transposed else "%{y} · %{x}") + ": <b>%{z:.2f}</b><extra></extra>",
+        xgap=2, ygap=2, showscale=not transposed,
     ))
     fig.update_yaxes(autorange="reversed", automargin=True)
-    fig.update_xaxes(side="top")
+    fig.update_xaxes(side="top", automargin=True, tickangle=0)
     if rows and references:  # a rule between this machine's rows and the paper's
-        fig.add_hline(y=len(rows) - 0.5, line=dict(color="white", width=4))
-    apply_style(fig, title, height=max(260, 70 + 34 * len(labels)))
+        if transposed:
+            fig.add_vline(x=len(rows) - 0.5, line=dict(color="white", width=4))
+        else:
+            fig.add_hline(y=len(rows) - 0.5, line=dict(color="white", width=4))
+    height = 120 + 40 * len(columns) if transposed else max(260, 70 + 34 * len(labels))
+    apply_style(fig, title, height=height)
     fig.update_layout(margin=dict(l=10, r=10, t=110, b=20))
     return fig
 
 
 COST_LINES = {"cross_encoder": ("cross-encoder: every pair", "purple"),
               "bi_encoder": ("bi-encoder: encode + compare every pair", "blue"),
-              "retrieve_rerank": ("one query: retrieve + re-rank the top k", "green")}
+              "retrieve_rerank": ("one query, corpus embedded once: retrieve + re-rank the top k", "green")}
 
 
 def cost_plot(curve: Mapping[str, Sequence[float]], measured_n: int, measured: Mapping[str, float],
@@ -190,15 +224,18 @@ def cost_plot(curve: Mapping[str, Sequence[float]], measured_n: int, measured: M
         fig.add_hline(y=seconds, line=dict(color=PALETTE["light-grey"], width=1))
         # On a log axis an annotation's y is the log of the value (add_hline's own annotation put
         # "1 min" at 10^60 and stretched the axis to it).
-        fig.add_annotation(x=1, xref="paper", xanchor="left", y=math.log10(seconds), yref="y", text=tick,
-                           showarrow=False, font=dict(size=11))
+        # Inside the plot, at its left edge above the line: in the figure at any width, on a phone too.
+        fig.add_annotation(x=0, xref="paper", xanchor="left", y=math.log10(seconds), yref="y", yanchor="bottom",
+                           text=tick, showarrow=False, font=dict(size=11, color="#777"))
     decades = [10 ** k for k in range(math.floor(math.log10(min(sizes))), math.ceil(math.log10(max(sizes))) + 1)]
-    fig.update_xaxes(type="log", title_text="sentences (n)", tickvals=decades, ticktext=[f"{n:,}" for n in decades])
+    # The x axis starts a little before its first tick, so the corner's two first tick labels stay apart.
+    fig.update_xaxes(type="log", title_text="sentences (n)", tickvals=decades, ticktext=[f"{n:,}" for n in decades],
+                     range=[math.log10(min(sizes)) - 0.2, math.log10(max(sizes)) + 0.05])
     fig.update_yaxes(type="log", title_text="seconds", exponentformat="power")
     fig.update_layout(legend=dict(orientation="h", y=-0.22))
     apply_style(fig, "Finding the most similar pairs: time against the number of sentences",
                 subtitle=f"Lines from the rates measured here ({cpu}); dots: measured; ×: the SBERT paper on a V100.")
-    fig.update_layout(margin=dict(r=60, b=110))
+    fig.update_layout(margin=dict(r=30, b=110))
     return fig
 
 

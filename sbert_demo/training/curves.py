@@ -36,8 +36,9 @@ def training_curves(
         name="STSb dev Spearman x 100", line=dict(color=FAMILY_COLORS["fine-tuned"], width=2),
         hovertemplate="step %{x}<br>Spearman x 100: %{y:.2f}<extra></extra>",
     ))
-    fig.update_layout(
-        xaxis=dict(title=dict(text="training step"), rangemode="tozero"),
+    last = max([*loss_steps, *eval_steps, 1])
+    fig.update_layout(  # the x axis starts a little before 0: its "0" and the loss axis's "0" stay apart
+        xaxis=dict(title=dict(text="training step"), range=[-0.04 * last, 1.02 * last]),
         yaxis=dict(title=dict(text="loss"), rangemode="tozero"),
         yaxis2=dict(title=dict(text="STSb dev Spearman x 100"), overlaying="y", side="right",
                     showgrid=False, tickmode="auto"),  # a 2-3 point curve would repeat whole-number ticks

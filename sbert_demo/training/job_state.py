@@ -45,6 +45,7 @@ class JobSnapshot:
     log: tuple[str, ...] = ()
     started_at: float | None = None  # time.time()
     finished_at: float | None = None
+    purpose: str = ""  # "" for a user's run; e.g. "talk" for the presenter view's own
 
     @property
     def active(self) -> bool:
@@ -58,10 +59,10 @@ class JobSnapshot:
 class JobState(Reporter):
     """The parent's view of one job, updated from the child's events (thread-safe)."""
 
-    def __init__(self, job_id: str, config: TrainConfig, estimate_s: float | None):
+    def __init__(self, job_id: str, config: TrainConfig, estimate_s: float | None, purpose: str = ""):
         self.lock = threading.Lock()
         self.snap = JobSnapshot(state="starting", job_id=job_id, message="Starting the training process",
-                                config=config, estimate_s=estimate_s, started_at=time.time())
+                                config=config, estimate_s=estimate_s, started_at=time.time(), purpose=purpose)
         self.losses: list[tuple[int, float]] = []
         self.evals: list[tuple[int, float]] = []
         self.lines: list[str] = []

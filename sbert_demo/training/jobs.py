@@ -58,10 +58,11 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the folder holding sbert
 class _Job:
     """A training process, the thread that reads its events, and its cancellation."""
 
-    def __init__(self, config: TrainConfig, entry: Any, estimate_s: float | None):
+    def __init__(self, config: TrainConfig, entry: Any, estimate_s: float | None, models_dir: Path | None = None,
+                 purpose: str = ""):
         self.id = uuid.uuid4().hex[:12]
-        self.config, self.entry = config, entry
-        self.state = JobState(self.id, config, estimate_s)
+        self.config, self.entry, self.models_dir = config, entry, models_dir
+        self.state = JobState(self.id, config, estimate_s, purpose)
         self.process: subprocess.Popen | None = None
         self.cancel_requested: float | None = None
         self._stdin_lock = threading.Lock()
@@ -74,8 +75,9 @@ class _Job:
             [sys.executable, "-m", "sbert_demo.training.worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, env=env, text=True, encoding="utf-8", bufsize=1,
         )
+        handed = settings() if self.models_dir is None else settings().replace(models_dir=self.models_dir)
         request = {"config": self.config.as_dict(), "entry": asdict(self.entry) if self.entry else None,
-                   "settings": settings().as_dict()}
+                   "settings": handed.as_dict()}
         self._write(json.dumps(request))
         self.monitor.start()
 
@@ -151,9 +153,11 @@ class TrainingJobs:
         self._lock = threading.Lock()
         self._job: _Job | None = None
 
-    def start(self, config: TrainConfig) -> str:
+    def start(self, config: TrainConfig, models_dir: Path | None = None, purpose: str = "") -> str:
         """Validate ``config`` and start it in the background; return the job id.
 
+        ``models_dir``: where the model is saved instead of the registry's folder (the talk's own run,
+        which must never overwrite a user's model); ``purpose`` names such a job in its snapshots.
         Raises ValueError when training is switched off, another job is running, or a setting
         is wrong (before any process starts).
         """
@@ -165,7 +169,7 @@ class TrainingJobs:
         estimate_s = _safe_estimate(config)
         with self._lock:
             self._refuse_if_busy()
-            job = self._job = _Job(config, entry, estimate_s)
+            job = self._job = _Job(config, entry, estimate_s, models_dir, purpose)
             job.launch()
         logger.info("Started training job %s: %s", job.id, config)
         return job.id

@@ -30,7 +30,7 @@ from ..explore.exports import write_table_csv
 from ..explore.similarity import cosine_matrix
 from ..models.registry import get_registry
 from ..models.kinds import EMBEDS
-from ..plot_style import shorten
+from ..plot_style import wrap
 from ..views import NAIVE_MODEL
 from . import snippets
 from .common import action, model_choices, user_errors
@@ -224,14 +224,17 @@ def board_map(shown, model: str, title: str | None = None):
                                note=f"{shown.method}; newest ringed")
     newest = len(shown.sentences) - 1
     # The newest sentence ringed and written beside its point (escaped: Plotly reads tags in text),
-    # towards the middle of the map so that the text stays inside the figure.
+    # wrapped, on the side of the point that has room: text to the right of a point in the left half,
+    # to its left in the right half, so it stays inside the map; the legend sits below the map.
     low, high = shown.coords[:, 0].min(), shown.coords[:, 0].max()
-    where = (shown.coords[newest, 0] - low) / ((high - low) or 1.0)
-    side = "top right" if where < 1 / 3 else "top left" if where > 2 / 3 else "top center"
-    figure.add_scatter(x=[shown.coords[newest, 0]], y=[shown.coords[newest, 1]], mode="markers+text",
-                       text=[shorten(shown.sentences[newest], 40)], textposition=side, cliponaxis=False,
-                       showlegend=False, marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=3, color="black")),
+    right_half = (shown.coords[newest, 0] - low) / ((high - low) or 1.0) > 0.5
+    figure.add_scatter(x=[shown.coords[newest, 0]], y=[shown.coords[newest, 1]], mode="markers", showlegend=False,
+                       marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=3, color="black")),
                        hoverinfo="skip")
+    figure.add_annotation(x=shown.coords[newest, 0], y=shown.coords[newest, 1], text=wrap(shown.sentences[newest],
+                          24, 72), showarrow=False, xanchor="right" if right_half else "left", xshift=-16 if right_half
+                          else 16, align="right" if right_half else "left", bgcolor="rgba(255,255,255,0.85)")
+    figure.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.02, x=0))
     return figure
 
 

@@ -92,7 +92,7 @@ def action(triggers: Iterable, fn: Callable, inputs, outputs, *, failures_to: gr
     a plain listener).
     """
     started = gr.on(list(triggers), clear_failure, None, failures_to, **QUIET)
-    event = started.then(_failures_inline(fn), inputs, outputs, **listener)
+    event = started.then(failures_inline(fn), inputs, outputs, **listener)
     event.failure(last_failure, None, failures_to, **QUIET)
     if reveal:
         event.success(None, js=reveal_js(reveal), **QUIET)
@@ -122,7 +122,7 @@ def _converting(handler: Callable, catch: type[BaseException], convert: Callable
     return plain
 
 
-def _failures_inline(fn: Callable) -> Callable:
+def failures_inline(fn: Callable) -> Callable:
     """``fn`` whose :class:`gr.Error` carries ``visible=False``: :func:`action` shows the sentence in
     the page, so Gradio's toast would only show it a second time."""
     return _converting(fn, gr.Error, lambda error: gr.Error(error.message, duration=error.duration, visible=False,

@@ -93,7 +93,7 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: li
         if result.key in slots:
             scatters[slots[result.key]] = _scatter(result, pairs)
         warn_once_about_the_cache()
-        yield [status, _table(results), bar_chart(results)] + scatters
+        yield [status, _table(results), bar_chart(results, dataset if dataset in ("dev", "test") else None)] + scatters
 
 
 def table_rows(table) -> dict:
@@ -145,11 +145,12 @@ def _table(results: list[StsResult]) -> dict:
     return {"headers": HEADERS, "data": [result_row(r) for r in results]}
 
 
-def bar_chart(results: list[StsResult]):
-    """Spearman bars of the results that ran, beside the paper's marks (None when none ran)."""
+def bar_chart(results: list[StsResult], split: str | None):
+    """Spearman bars of the results that ran, beside the paper's STSb test marks where the run is on
+    STSb test (None when none ran)."""
     rows = [{"label": r.label, "family": r.family, "spearman": r.spearman * 100}
             for r in results if r.error is None]
-    return benchmark_plots.sts_bar_chart(rows) if rows else None
+    return benchmark_plots.sts_bar_chart(rows, split=split) if rows else None
 
 
 def _scatter(result: StsResult, pairs: ScoredPairs) -> dict:

@@ -1,191 +1,203 @@
 """The presenter view: a fixed eight-step story in large type, one click (or key) per step.
 
-Open it with ``?view=talk`` (large type, high contrast) or the Talk tab. Every step runs offline
-from a cold start with a progress bar, through the same core as the other tabs:
+Open it with ``?view=talk`` (large type, high contrast) or the Talk tab. The story, its numbers and
+its figures are the core's (:mod:`sbert_demo.talk`); this module lays the step out and keeps the
+page in one place:
 
-1. the cone: cosine histograms of random / similar / unrelated STSb pairs, GloVe vs. MiniLM;
-2. paraphrases: similarity heatmaps, GloVe vs. MiniLM, on the paraphrased-questions set;
-3. the STS benchmark: Spearman on STSb test against the SBERT paper's marks (whitened GloVe too);
-4. seven benchmarks: the paper's Table 1 on STS12–16, STSb and SICK-R, computed live;
-5. which words make two sentences similar: the exact pair explanation, GloVe vs. MiniLM;
-6. the cost: a cross-encoder on every pair against a bi-encoder, timed on this machine;
-7. training: siamese GloVe on the shipped NLI pairs, a few seconds, the dev curve rising;
-8. the room: the audience's own sentences from their phones (an audience board, :mod:`.audience`),
-   mapped live under GloVe and under MiniLM side by side.
+* **One step state.** The radio ``step`` is the only step there is: the buttons and keys change it
+  in the browser (no server round trip), and the title, figures, QR code and address all follow it.
+  Every change is stamped (:data:`STAMP_JS`), and a step's answer that is no longer the newest of its
+  page is dropped: a step still computing, or the live training's stream, stops the moment the
+  presenter moves on (:data:`shown_steps`), and the step they moved to follows at once.
+* **Every step at once.** A step's numbers are kept once computed (:mod:`sbert_demo.talk.rehearsal`);
+  ``python -m sbert_demo prepare`` or **Rehearse** on the title slide computes all of them before the
+  talk. A step asked for before then shows its title and a progress box at once, never an empty frame.
+* **Training once.** Step 7 replays the talk's last training run (kept on disk) and trains only when
+  none was kept, or on **Train again**; its model lives in the cache folder, never in ``models/``.
+* **Phones.** The page tells the server its width with each step: a phone (the room following along
+  from the QR code) gets figures drawn for 390 px, a compact row of controls and tables for numbers
+  that no figure could hold.
 
-Keys: → / PageDown / N for the next step, ← / PageUp / P for the previous one, F for full screen,
-Q for a QR code of the presenter view (the room follows along on their phones; at step 8 the board's
-join link). ``?view=talk&step=8&board=CODE&key=SECRET`` (the link step 8 gives its presenter) opens
-step 8 on that board again, e.g. after a reload in the middle of a talk.
-In the presenter view only the step shows (no header or tabs) and its figure is sized to the screen
-that is left (``page.js``), at projector, laptop and phone sizes alike.
+Keys: → / PageDown / N next, ← / PageUp / P previous, F full screen, Q the QR code of the presenter
+view (the room follows on their phones; at step 8 the board's join link). ``?view=talk&step=8&board=
+CODE&key=SECRET`` (the link step 8 gives its presenter) opens step 8 on that board again.
 """
 
 from __future__ import annotations
 
 import html
-import inspect
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import gradio as gr
 
-from ..analysis import plots as why_plots
-from ..analysis.anisotropy import anisotropy_many
-from ..analysis.explanation import explain_pair
 from ..audience.board import picture
 from ..audience.qr import qr_image
 from ..audience.store import board_store, normalise_code
-from ..benchmark import plots as benchmark_plots
-from ..benchmark.cost import PAPER as COST_PAPER
-from ..benchmark.cost import measure_cost
-from ..benchmark.evaluation import evaluate_many
-from ..benchmark.table1 import PAPER, table1
-from ..data.benchmarks import sts_split
-from ..data.examples import EXAMPLE_SETS
-from ..data.sts_sets import TABLE1_SETS, TITLES
-from ..data.sentences import parse_sentences
-from ..encoding.encoder import encode
-from ..explore import plots as explore_plots
-from ..explore.similarity import cosine_matrix
 from ..models.registry import get_registry
-from ..training import config_for, training_jobs
-from ..training.curves import training_curves
-from ..views import VIEWS
+from ..shared import BoundedCache
+from ..talk import slides, training
+from ..talk.rehearsal import rehearsal
+from ..talk.story import NAIVE, ROOM_STEP, SIAMESE, STEPS, TRAINING_STEP, check_step
 from . import snippets
 from .audience import board_map, links
-from .common import action, user_errors
+from .common import QUIET, action, clear_failure, failures_inline, last_failure, user_errors
 from .links import TabParts, page_address
-from .sts import bar_chart
 
-NAIVE, SIAMESE = VIEWS["talk"].default_models
-PAIR = ("A man is playing a guitar.", "Someone plays the guitar on stage.")
-TALK_MODEL = "talk-siamese-glove"
-FONT = 18
-TALK_COST_N = 2_000  # sentences the cost step really runs (live, in seconds); the plot goes on to 100,000
-TABLE1_PAPER_ROWS = ("Avg. GloVe embeddings", "BERT CLS-vector", "SBERT-NLI-base")  # few rows read from afar
+POLL_S = 0.25  # how often a step being computed (or the training) is looked at
+TRAINING_POLL_S = 0.5
+# A step change's layout to draw for and its stamp (page.js: a counter of this page).
+STAMP_JS = "() => window.sbertDemoTalkStamp()"
+MAX_SESSIONS = 2000
 
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    caption: str
-    run: Callable  # progress -> (left figure, right figure or None); a generator for the live training
-    two_figures: bool = False
-    room: bool = False  # the step shows the audience board: run(progress, room) with the page's board
+# session -> (the newest stamp seen, its step): a step's answer older than the page's newest is dropped.
+shown_steps: BoundedCache[str, tuple[float, int | None]] = BoundedCache("talk: newest step per page", MAX_SESSIONS)
 
 
-def _large(figure, height: int = 560):
-    figure.update_layout(font=dict(size=FONT), height=height, title_font=dict(size=FONT + 6))
-    return figure
+def note_step(step: int | None, stamp: float | None, request: gr.Request) -> None:
+    """Remember the page's newest step (queue-free: it must overtake the step still being answered)."""
+    session = getattr(request, "session_hash", None) or ""
+    if not isinstance(stamp, (int, float)):
+        return
+    seen = shown_steps.get(session)
+    if seen is None or stamp >= seen[0]:
+        shown_steps.put(session, (float(stamp), step))
 
 
-def _title(step: int) -> str:
+def _stale(request: gr.Request, stamp: float | None) -> bool:
+    seen = shown_steps.get(getattr(request, "session_hash", None) or "")
+    return seen is not None and isinstance(stamp, (int, float)) and seen[0] > stamp
+
+
+def _title(step: int) -> tuple[str, str]:
     return f"## {step + 1} / {len(STEPS)} · {STEPS[step].name}", STEPS[step].caption
 
 
-def _raise_first_failure(outcomes) -> None:
-    """A step shows both models or none: the first model that could not run stops it, with its reason."""
-    failed = next((outcome for outcome in outcomes if outcome.error), None)
-    if failed is not None:
-        raise ValueError(f"{failed.key}: {failed.error}")
+def table_html(table) -> str:
+    if not table:
+        return ""
+    headers, rows = table
+    return snippets.html_table(list(headers), [list(row) for row in rows], numeric=[len(headers) - 1])
 
 
-def step_cone(progress) -> tuple:
-    results = anisotropy_many([NAIVE, SIAMESE], "train", progress=lambda fraction, what: progress(fraction, desc=what))
-    _raise_first_failure(results)
-    return _large(why_plots.anisotropy_histograms(results)), None
+def waiting_html(step: int, fraction: float, what: str, seconds: float) -> str:
+    """The box a step shows while its numbers are computed for the first time on this machine."""
+    return (f'<div class="talk-wait" role="status"><span class="talk-spinner" aria-hidden="true"></span>'
+            f"<div><strong>Computing step {step + 1} for the first time on this machine: "
+            f"{fraction:.0%}</strong> · {html.escape(what)} · {seconds:.0f} s<br>"
+            "<span class=\"muted\">Rehearse on the title slide (or <code>python -m sbert_demo prepare</code>) "
+            "computes every step before the talk; each then opens at once.</span></div></div>")
 
 
-def step_paraphrases(progress) -> tuple:
-    example = EXAMPLE_SETS["paraphrase-questions"]
-    parsed = parse_sentences(example.text)
-    sentences, groups = parsed.sentences, parsed.groups
-    sims = []
-    for i, key in enumerate((NAIVE, SIAMESE)):
-        progress(i / 2, desc=f"{key}: embeddings")
-        sims.append(cosine_matrix(encode(key, sentences, fast=True).embeddings))
-    zmin, zmax = explore_plots.shared_range(sims)
-    registry = get_registry()
-    # On a slide the blocks are labelled by topic (24 sentence labels would overlap); hover names each pair.
-    return tuple(_large(explore_plots.label_blocks(explore_plots.heatmap(sim, sentences, registry.get(key).label,
-                                                                         zmin, zmax, groups=groups), groups), 620)
-                 for key, sim in zip((NAIVE, SIAMESE), sims))
+def intro_html() -> str:
+    """The title slide: the eight steps, and whether each answers at once on this machine."""
+    ready = rehearsal().ready()
+    items = "".join(f'<li class="{"ready" if ok else "not-ready"}">{html.escape(s.name)}'
+                    f'{"" if ok else " <span class=muted>(computed when first shown)</span>"}</li>'
+                    for s, ok in zip(STEPS, ready))
+    state = ("Every step is ready: each opens at once." if all(ready) else
+             f"{sum(ready)} of {len(STEPS)} steps are ready. <strong>Rehearse</strong> computes the rest now "
+             "(a few minutes the first time on a machine), so that none is computed on stage.")
+    return f'<div class="talk-intro"><ol>{items}</ol><p>{state}</p></div>'
 
 
-def step_benchmark(progress) -> tuple:
-    pairs = sts_split("test")
-    keys = [NAIVE, f"{NAIVE}+whiten", SIAMESE]
-    results = []
-    for result in evaluate_many(keys, pairs, progress=lambda fraction, what: progress(fraction, desc=what)):
-        _raise_first_failure([result])
-        results.append(result)
-    return _large(bar_chart(results)), None
+# Outputs of a step: title, caption, left, right, waiting box, table, intro, Train again.
+def _shown(step: int, slide: slides.Slide, note: str = "", train_again: bool = False) -> tuple:
+    title, caption = _title(step)
+    return (title, caption + (f" **{note}**" if note else ""),
+            gr.update(value=slide.left, visible=slide.left is not None),
+            gr.update(value=slide.right, visible=slide.right is not None),
+            gr.update(value="", visible=False), gr.update(value=table_html(slide.table), visible=bool(slide.table)),
+            gr.update(visible=False), gr.update(visible=train_again))
 
 
-def step_table1(progress) -> tuple:
-    rows = table1([NAIVE, f"{NAIVE}+whiten", SIAMESE], progress=lambda fraction, what: progress(fraction, desc=what))
-    _raise_first_failure(rows)
-    values = [(row.label, [row.scores[name] * 100 for name in TABLE1_SETS] + [row.average * 100]) for row in rows]
-    columns = [TITLES[name] for name in TABLE1_SETS] + ["avg"]
-    figure = benchmark_plots.table1_heatmap(values, columns, {name: PAPER[name] for name in TABLE1_PAPER_ROWS},
-                                            title="Seven STS sets, Spearman x 100 (paper: 300-d GloVe, BERT base)")
-    return _large(figure, 520), None
+def _waiting(step: int, box: str) -> tuple:
+    title, caption = _title(step)
+    return (title, caption, gr.update(visible=False), gr.update(visible=False), gr.update(value=box, visible=True),
+            gr.update(visible=False), gr.update(visible=False), gr.update(visible=False))
 
 
-def step_cost(progress) -> tuple:
-    report = measure_cost(TALK_COST_N, SIAMESE, progress=lambda fraction, what: progress(fraction, desc=what))
-    figure = benchmark_plots.cost_plot(report.curve(), report.n, {
-        "cross_encoder": report.cross_encoder["extrapolated_s"], "bi_encoder": report.bi_encoder["total_s"]},
-        COST_PAPER, report.cpu)
-    figure.update_layout(title=dict(text=f"{report.n:,} sentences on this CPU: cross-encoder "
-                                         f"{report.cross_encoder['extrapolated_s'] / 3600:.1f} h, bi-encoder "
-                                         f"{report.bi_encoder['total_s']:.1f} s ({report.ratio:,.0f}x)"))
-    return _large(figure, 560), None
+def _computed_step(step: int, layout: str, request: gr.Request, stamp, progress):
+    data = rehearsal().result(step)
+    if data is None:
+        work = rehearsal().start(step)
+        yield _waiting(step, waiting_html(step, 0.0, work.what, 0.0))
+        last = time.monotonic()
+        while not work.wait(POLL_S):
+            if _stale(request, stamp):
+                return  # the presenter moved on: the work goes on in the background, kept for later
+            progress(work.fraction, desc=work.what)
+            if time.monotonic() - last > 1.0:  # the box's count moves once a second
+                last = time.monotonic()
+                yield _waiting(step, waiting_html(step, work.fraction, work.what, time.monotonic() - work.started))
+        if work.error:
+            raise ValueError(work.error)
+        data = work.result
+    if not _stale(request, stamp):
+        yield _shown(step, slides.slide(step, data, layout))
 
 
-def step_explain(progress) -> tuple:
-    progress(0.1, desc="Reading token vectors")
-    results = explain_pair([NAIVE, SIAMESE], *PAIR)
-    _raise_first_failure(results)
-    zmax = max(float(abs(r.contributions).max()) for r in results)
-    return tuple(_large(why_plots.contribution_heatmap(r.contributions, r.tokens_a, r.tokens_b,
-                                                        f"{r.label}: cosine {r.cosine:.2f}", zmax), 560)
-                 for r in results)
-
-
-def step_training(progress):
-    """A generator: the curve after each report of the background job."""
-    jobs = training_jobs()  # start() refuses with a sentence when training is switched off
-    if not jobs.snapshot().active:
-        jobs.start(config_for(NAIVE, "nli-softmax", TALK_MODEL, overwrite=True))
+def _training_step(step: int, layout: str, request: gr.Request, stamp):
+    run = training.current()
+    if run is None:  # never trained here: train now, live
+        run = training.start()
     while True:
-        snap = jobs.snapshot()
-        progress(snap.fraction, desc=snap.message or snap.state)
-        figure = training_curves([s for s, _ in snap.losses], [v for _, v in snap.losses],
-                                 [s for s, _ in snap.evals], [v * 100 for _, v in snap.evals],
-                                 "Siamese GloVe on NLI: loss and STSb dev Spearman x 100")
-        caption = None
-        if snap.before and snap.after:
-            caption = (f"STSb test {snap.before['test'] * 100:.2f} → {snap.after['test'] * 100:.2f} after "
-                       f"{snap.train_elapsed_s:.1f} s of training.")
-        yield _large(figure), caption
-        if not snap.active:
-            if snap.state == "failed":
-                raise ValueError(snap.error or "The training run failed.")
+        if _stale(request, stamp):
+            return  # the run goes on in the background; coming back replays or follows it
+        yield _shown(step, slides.training_slide(run, layout), slides.training_slide(run, layout).note
+                     or run.message, train_again=not run.active)
+        if not run.active:
+            if run.state == "failed":
+                raise ValueError(run.error or "The training run failed.")
             return
-        time.sleep(0.5)
+        time.sleep(TRAINING_POLL_S)
+        run = training.current() or run
 
 
-def step_room(progress, room: dict | None = None) -> tuple:
-    """The board's two maps now (the two-second timer keeps them up to date), or none before a board is started."""
-    if not room:
-        return None, None
-    progress(0.2, desc="Mapping the room's sentences")
-    _, left, right = room_view(room, room_sentences(room))
-    return left, right
+def _room_step(step: int, room: dict | None, layout: str):
+    left = right = None
+    if room:
+        _, left, right = room_view(room, room_sentences(room))
+    yield _shown(step, slides.Slide(left, right))
 
+
+@user_errors
+def show_step(step: int | None, room: dict | None, layout: str | None, stamp: float | None,
+              request: gr.Request, progress=gr.Progress()):
+    """Yield (title, caption, left, right, waiting box, table, intro, Train again) for step ``step``
+    (0-based; None: the title slide), drawn for ``layout`` ("screen" or "phone")."""
+    if step is None:
+        title = f"## {len(STEPS)} steps: why siamese sentence embeddings beat naive ones"
+        yield (title, "Click **Next** (or press →) to start; **Present** (or F) fills the screen.",
+               gr.update(visible=False), gr.update(visible=False), gr.update(visible=False),
+               gr.update(visible=False), gr.update(value=intro_html(), visible=True), gr.update(visible=False))
+        return
+    step = check_step(step)
+    layout = slides.check_layout(layout)
+    note_step(step, stamp, request)  # a direct call (the API, a first page) counts as the newest too
+    if STEPS[step].room:
+        yield from _room_step(step, room, layout)
+    elif STEPS[step].compute is None:
+        yield from _training_step(step, layout, request, stamp)
+    else:
+        yield from _computed_step(step, layout, request, stamp, progress)
+
+
+@user_errors
+def train_again() -> None:
+    """Step 7's **Train again**: a new run of the talk's training (then the step follows it)."""
+    training.start()
+
+
+@user_errors
+def rehearse(progress=gr.Progress()) -> str:
+    """Compute every step (and train step 7) now; the title slide then says every step is ready."""
+    problems = rehearsal().rehearse(progress=lambda fraction, what: progress(fraction, desc=what))
+    if problems:
+        raise ValueError(" ".join(problems))
+    return intro_html()
+
+
+# --- the room (step 8) -------------------------------------------------------------------------------
 
 def room_sentences(room: dict) -> list:
     """The visible sentences on the room's board (a ValueError once it is gone)."""
@@ -198,8 +210,9 @@ def room_view(room: dict, sentences: list) -> tuple[str, object, object]:
     is None below three sentences."""
     pictures = [picture(key, sentences, room["code"]) for key in (NAIVE, SIAMESE)]
     registry = get_registry()
-    figures = [None if shown.coords is None else
-               _large(board_map(shown, key, f"{registry.get(key).label}: the room's {len(sentences)} sentences"), 560)
+    figures = [None if shown.coords is None else slides._fit(
+                   board_map(shown, key, f"{registry.get(key).label}: the room's {len(sentences)} sentences"),
+                   slides.SCREEN)
                for key, shown in zip((NAIVE, SIAMESE), pictures)]
     return room_status(room, pictures), *figures
 
@@ -261,7 +274,8 @@ def room_tick(step: int | None, room: dict | None, shown_key: str | None) -> tup
         status, left, right = room_view(room, sentences)
     except ValueError as exc:
         return snippets.message(str(exc), "error"), gr.skip(), gr.skip(), shown_key
-    return status, left, gr.update(value=right, visible=True), key
+    return (status, gr.update(value=left, visible=left is not None), gr.update(value=right, visible=right is not None),
+            key)
 
 
 def room_controls(step: int | None, room: dict | None, problem: str | None) -> tuple:
@@ -270,32 +284,12 @@ def room_controls(step: int | None, room: dict | None, problem: str | None) -> t
     the link's board could not be opened."""
     here = step == ROOM_STEP
     hint = (snippets.message(problem, "error") if problem else
-            '<div class="room-line">No board yet: start one, and the room joins with its QR code (Q) or link; '
-            "each sentence sent lands on both maps within seconds.</div>")
+            '<div class="room-line"><span class="wide-only">No board yet: start one, and the room joins with its '
+            "QR code (Q) or link; each sentence sent lands on both maps within seconds.</span>"
+            '<span class="narrow-only">When the presenter starts a board, its QR code appears on the screen: scan '
+            "it to send your sentence, and watch where it lands under GloVe and under SBERT.</span></div>")
     return (gr.update(visible=here), gr.update(visible=here and not room), gr.update(active=here and bool(room)),
             None, gr.skip() if room or not here else hint)
-
-
-STEPS = [
-    Step("The cone", "Naive sentence vectors all point the same way: even random pairs of sentences score a cosine "
-                     "of 0.5 with averaged GloVe. SBERT spreads them out (0.03), so a high cosine means something.",
-         step_cone),
-    Step("Paraphrases", "Questions that mean the same thing, worded differently. Averaged GloVe rates almost every "
-                        "pair alike; SBERT lights up the blocks of paraphrases.", step_paraphrases, two_figures=True),
-    Step("The benchmark", "Spearman correlation with human similarity scores on STSb test, beside the SBERT paper's "
-                          "marks. Whitening GloVe (no training) helps; siamese training helps far more.", step_benchmark),
-    Step("Seven benchmarks", "One benchmark can be a fluke; seven are the argument. The paper's Table 1, computed "
-                             "live on STS12–16, STSb and SICK-R: SBERT leads on every one.", step_table1),
-    Step("Why", "Each cell is one token pair's exact share of the cosine (mean pooling). GloVe adds up every word "
-                "against every word; SBERT's tokens already carry their context.", step_explain, two_figures=True),
-    Step("The cost", "Why embeddings at all: a cross-encoder must read every pair; a bi-encoder reads each sentence "
-                     "once. Timed live on this machine, extrapolated to 100,000 sentences.", step_cost),
-    Step("Training", "Siamese training of GloVe on the NLI pairs shipped with this app, live: the STSb dev Spearman "
-                     "rises within seconds.", step_training),
-    Step("Your sentences", "Scan the QR code and send a sentence. Left averaged GloVe, right SBERT: the same words, "
-                           "two maps. Which one groups what you meant?", step_room, two_figures=True, room=True),
-]
-ROOM_STEP = len(STEPS) - 1
 
 
 def follow_along(step: int | None, room: dict | None, request: gr.Request) -> str:
@@ -311,25 +305,12 @@ def follow_along(step: int | None, room: dict | None, request: gr.Request) -> st
             f"<p>Follow along on your phone:<br><code>{html.escape(link)}</code></p></div>")
 
 
-@user_errors
-def show_step(step: int | None, room: dict | None = None, progress=gr.Progress()):
-    """Yield (title, caption, left figure, right figure) for step ``step`` (0-based)."""
-    if not isinstance(step, int) or not 0 <= step < len(STEPS):
-        raise ValueError(f"Choose a step from 1 to {len(STEPS)}.")
-    title, caption = _title(step)
-    yield title, caption, gr.update(value=None), gr.update(value=None, visible=STEPS[step].two_figures)
-    result = STEPS[step].run(progress, room) if STEPS[step].room else STEPS[step].run(progress)
-    if not inspect.isgenerator(result):
-        left, right = result
-        yield title, caption, left, gr.update(value=right, visible=right is not None)
-        return
-    for figure, outcome in result:  # the live training run, report by report
-        yield title, caption + (f" **{outcome}**" if outcome else ""), figure, gr.update(visible=False)
-
-
 def move(step: int | None, delta: int) -> int:
-    current = step if isinstance(step, int) else 0
+    """The step after moving ``delta`` from ``step`` (the first step from the title slide), within the story."""
+    current = step if isinstance(step, int) else -1 if delta > 0 else 0
     return max(0, min(len(STEPS) - 1, current + delta))
+
+
 
 
 def build_tab() -> TabParts:
@@ -341,41 +322,63 @@ def build_tab() -> TabParts:
         forward = gr.Button("Next ▶", variant="primary", scale=0, min_width=110, elem_id="talk-next")
         qr = gr.Button("QR", scale=0, min_width=70, elem_id="talk-qr-button")
         present = gr.Button("Present", scale=0, min_width=110, elem_id="talk-present")
-    title = gr.Markdown(f"## {len(STEPS)} steps: why siamese sentence embeddings beat naive ones", elem_classes="talk-title",
-                        elem_id="talk-title")
-    caption = gr.Markdown("Click **Next** (or press →) to start; **Present** (or F) fills the screen. Each step "
-                          "computes live, offline.",
+    title = gr.Markdown(f"## {len(STEPS)} steps: why siamese sentence embeddings beat naive ones",
+                        elem_classes="talk-title", elem_id="talk-title")
+    caption = gr.Markdown("Click **Next** (or press →) to start; **Present** (or F) fills the screen.",
                           elem_classes="talk-caption", elem_id="talk-caption")
     failure = gr.HTML(elem_id="talk-failure")
     with gr.Row(visible=False, equal_height=True, elem_id="talk-room-row") as room_row:  # the room step only
         room_status = gr.HTML(elem_id="talk-room")
         start = gr.Button("Start a board", variant="primary", scale=0, min_width=180,
                           elem_id="talk-room-start")
+    with gr.Column(elem_id="talk-intro-box") as intro_box:
+        intro = gr.HTML(elem_id="talk-intro")
+        rehearse_button = gr.Button("Rehearse: compute every step now", scale=0, elem_id="talk-rehearse")
+    waiting = gr.HTML(visible=False, elem_id="talk-waiting")
     with gr.Row(equal_height=False):
-        left = gr.Plot(show_label=False, elem_id="talk-left")
+        left = gr.Plot(show_label=False, visible=False, elem_id="talk-left")
         right = gr.Plot(show_label=False, visible=False, elem_id="talk-right")
-    forward.click(lambda s: move(s, 1) if isinstance(s, int) else 0, step, step, queue=False,
-                  api_visibility="private")
-    back.click(lambda s: move(s, -1), step, step, queue=False, api_visibility="private")
+    table = gr.HTML(visible=False, elem_id="talk-table")
+    again = gr.Button("Train again (a new live run)", visible=False, scale=0, elem_id="talk-train-again")
+    # What the browser tells the server with each step change: the layout to draw for and the change's stamp.
+    layout = gr.Textbox(visible=False, elem_id="talk-layout")
+    stamp = gr.Number(visible=False, elem_id="talk-stamp")
+    # :func:`move` in the browser (page.js): the buttons and keys change the step with no server round
+    # trip, so a burst of key presses lands on the step it counts to.
+    forward.click(None, step, step, js="(s) => window.sbertDemoMove(s, 1)", **QUIET)
+    back.click(None, step, step, js="(s) => window.sbertDemoMove(s, -1)", **QUIET)
     present.click(None, js="() => window.sbertDemoPresent()")  # a call into page.js, whose function it is
     qr_card = gr.HTML(elem_id="talk-qr")  # shown over the step by page.js (the QR button or Q)
     qr.click(None, js="() => window.sbertDemoQr()")
     # The room's board {code, secret, base}; what its maps show; why a link's board could not be opened.
     room, shown_key, link_problem = gr.State(None), gr.State(None), gr.State(None)
     room_timer = gr.Timer(2.0, active=False)
-    quiet = dict(queue=False, show_progress="hidden", api_visibility="private")
     # The QR code when the page opens, and again at each step (it opens the room's phones at that step).
-    gr.on([step.change, room.change], follow_along, [step, room], qr_card, **quiet)
-    gr.on(None, follow_along, [step, room], qr_card, **quiet)
-    gr.on(None, room_from_link, None, [room, room_status, room_timer, link_problem], **quiet)
+    gr.on([step.change, room.change], follow_along, [step, room], qr_card, **QUIET)
+    gr.on(None, follow_along, [step, room], qr_card, **QUIET)
+    gr.on(None, room_from_link, None, [room, room_status, room_timer, link_problem], **QUIET)
     gr.on([step.change, room.change, link_problem.change], room_controls, [step, room, link_problem],
-          [room_row, start, room_timer, shown_key, room_status], **quiet)
-    action([step.change], show_step, [step, room], [title, caption, left, right], failures_to=failure,
-           api_name="talk_step", concurrency_id="talk", show_progress_on=left)
+          [room_row, start, room_timer, shown_key, room_status], **QUIET)
+    step.change(None, step, js="(s) => window.sbertDemoStepInUrl(s)", **QUIET)  # the address follows the step
+    shown = [title, caption, left, right, waiting, table, intro_box, again]
+    stamped = step.change(None, None, [layout, stamp], js=STAMP_JS, **QUIET)
+    stamped.then(note_step, [step, stamp], None, **QUIET)
+    stamped.then(clear_failure, None, failure, **QUIET)
+    showing = stamped.then(failures_inline(show_step), [step, room, layout, stamp], shown, api_name="talk_step",
+                           concurrency_id="talk", concurrency_limit=4, show_progress_on=waiting,
+                           trigger_mode="always_last")
+    showing.failure(last_failure, None, failure, **QUIET)
+    gr.on(None, lambda: intro_html(), None, intro, **QUIET)
+    action([rehearse_button.click], rehearse, None, intro, failures_to=failure, api_visibility="private",
+           concurrency_id="talk-rehearse", concurrency_limit=1)
+    action([again.click], train_again, None, None, failures_to=failure, api_visibility="private",
+           concurrency_id="board").success(None, None, [layout, stamp], js=STAMP_JS, **QUIET).then(
+        show_step, [step, room, layout, stamp], shown, show_progress="hidden", api_visibility="private",
+        concurrency_id="talk")
     action([start.click], start_room, None, [room, room_status, room_timer], failures_to=failure,
            api_visibility="private", concurrency_id="board").success(
-        lambda: gr.update(visible=False), None, start, **quiet).success(
-        None, js="() => window.sbertDemoQr('show')", **quiet)  # the room scans first; Q hides it
+        lambda: gr.update(visible=False), None, start, **QUIET).success(
+        None, js="() => window.sbertDemoQr('show')", **QUIET)  # the room scans first; Q hides it
     room_timer.tick(room_tick, [step, room, shown_key], [room_status, left, right, shown_key],
                     show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",
                     concurrency_limit=2)

@@ -12,11 +12,11 @@
       .filter((gd) => gd.offsetParent !== null && gd.layout && gd.layout.height);
     const tabs = document.getElementById("main-tabs");
     if (!plots.length || !tabs) { return; }
-    const phone = window.innerWidth < 640;
+    if (window.innerWidth < 640) { return; }  // a phone scrolls: its figures keep the height drawn for it
     // What is below the tabs on this page: the main column's bottom padding (16 px) and a margin.
     const spare = window.innerHeight - 24 - (tabs.getBoundingClientRect().bottom + window.scrollY);
     const tallest = Math.max(...plots.map((gd) => gd.layout.height));  // the row is as tall as its tallest
-    const height = phone ? 420 : Math.max(240, Math.floor(tallest + spare));
+    const height = Math.max(240, Math.floor(tallest + spare));
     plots.forEach((gd) => {
       if (Math.abs(gd.layout.height - height) > 3) { window.Plotly.relayout(gd, {height: height}); }
     });
@@ -37,6 +37,34 @@
     // the step whatever it was (a board just started for the room).
     if (mode === "show") { document.body.classList.add("show-qr"); } else { document.body.classList.toggle("show-qr"); }
   };
+  const TALK_STEPS = 8;  // sbert_demo/talk/story.py's STEPS
+  window.sbertDemoMove = (step, delta) => {
+    // The presenter view's Back and Next (ui/talk.py's move): from the title slide Next opens step 1.
+    const current = Number.isInteger(step) ? step : (delta > 0 ? -1 : 0);
+    return Math.max(0, Math.min(TALK_STEPS - 1, current + delta));
+  };
+  let talkStamp = 0;
+  window.sbertDemoTalkStamp = () => {
+    // Sent with each step change: the layout to draw the step for, and a count that orders the page's
+    // changes (the server drops a step's answer once a newer change has been stamped).
+    talkStamp += 1;
+    return [window.innerWidth < 640 ? "phone" : "screen", talkStamp];
+  };
+  window.sbertDemoStepInUrl = (step) => {
+    // The presenter view's address follows its step (?view=talk&step=N), so a reload, a copied
+    // address and the QR code all open the step on the screen.
+    const params = new URLSearchParams(window.location.search);
+    if (params.get("view") !== "talk" && params.get("tab") !== "talk") { return; }
+    if (Number.isInteger(step)) { params.set("step", String(step + 1)); } else { params.delete("step"); }
+    history.replaceState(null, "", window.location.pathname + "?" + params.toString() + window.location.hash);
+  };
+  const narrow = () => {
+    // Gradio scopes @media rules to its container, so narrow-screen rules that depend on the page's
+    // mode (talk-mode) key on this class instead.
+    document.body.classList.toggle("narrow", window.innerWidth < 640);
+  };
+  narrow();
+  window.addEventListener("resize", narrow);
   window.sbertDemoReveal = (id) => {
     // A finished run's result scrolled into view unless its top is on screen already (ui/common.py).
     const element = document.getElementById(id);
@@ -134,10 +162,23 @@
         if ((trace.texttemplate || "") !== wanted) { window.Plotly.restyle(gd, {texttemplate: [wanted]}, [index]); }
       });
     };
+    const fitWidth = (gd) => {
+      // Gradio draws a figure at its box's width at that moment; a box that widens or narrows later (a
+      // step's second figure hidden or shown beside it, a box shown with its value) would keep the old
+      // width and be cut or left half empty: the figure follows its box.
+      const layout = gd._fullLayout;
+      if (!window.Plotly || !layout || gd.offsetParent === null || !gd.clientWidth) { return; }
+      if (Math.abs(layout.width - gd.clientWidth) > 4) { window.Plotly.relayout(gd, {width: gd.clientWidth}); }
+    };
+    const watched = new WeakSet();
+    const boxes = new ResizeObserver((entries) => entries.forEach((entry) => fitWidth(entry.target)));
     let pending = false;
     const scan = () => {
       pending = false;
-      document.querySelectorAll(".js-plotly-plot").forEach((gd) => { addButton(gd); heatmapText(gd); });
+      document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
+        if (!watched.has(gd)) { watched.add(gd); boxes.observe(gd); }
+        fitWidth(gd); addButton(gd); heatmapText(gd);
+      });
     };
     new MutationObserver(() => {
       if (!pending) { pending = true; requestAnimationFrame(scan); }
