@@ -56,7 +56,10 @@ def test_an_unknown_board_says_so(store: BoardStore) -> None:
 
 @pytest.mark.parametrize("text, message", [
     ("", "empty"), ("   ", "empty"), ("\u200b\u200e \u2060", "empty"), (None, "must be text"),
-    ("x" * (MAX_CHARS + 1), f"keep it to {MAX_CHARS}"), ("y" * 10_000, "limit here is"),
+    ("x" * (MAX_CHARS + 1), f"keep it to {MAX_CHARS}"), ("y" * 10_000, f"10,000 characters; keep it to {MAX_CHARS}\\."),
+    # characters that draw nothing: Hangul fillers, the blank Braille pattern, a variation selector,
+    # combining marks with nothing to combine with
+    ("\u3164\u2800 \u115f\u1160", "empty"), ("\ufe0f\u034f\uffa0", "empty"), ("\u0301\u0308", "empty"),
 ])
 def test_sentences_that_cannot_go_on_the_board(store: BoardStore, text, message) -> None:
     board = store.create("glove-6b-50d")

@@ -12,6 +12,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
+from sbert_demo import formatting
 from sbert_demo.config import reload_settings
 from conftest import train_form
 
@@ -288,7 +289,7 @@ def test_before_after_table_has_the_numbers_and_deltas() -> None:
     (3725, "1 h 02 min", "about 1 h 02 min"), (None, "–", "unknown"),
 ])
 def test_durations(seconds, exact: str, rounded: str) -> None:
-    assert train_view.duration(seconds) == exact and train_view.about(seconds) == rounded
+    assert formatting.duration(seconds) == exact and formatting.about(seconds) == rounded
 
 
 def test_names_and_errors_are_escaped() -> None:

@@ -5,10 +5,13 @@ writes), so a hundred phones sending at once lose nothing, and a restart of the 
 board. A board has a short code people type (five letters, no look-alikes), a model, a lock and a
 secret that only the presenter's link carries (stored as its SHA-256, compared in constant time).
 
-Limits, each refused with a sentence: a sentence of at most :data:`MAX_CHARS` characters, not
-blank, not already on the board (case and spacing ignored); :data:`PER_MINUTE` sentences a minute
-from one browser session; :data:`MAX_SENTENCES` a board. Boards older than :data:`KEEP_HOURS` hours
-are removed when a board is created.
+Limits, each refused with a sentence and nothing stored: a sentence of at most :data:`MAX_CHARS`
+characters, not blank (nothing visible, :func:`~sbert_demo.data.text.is_blank`), not already on the
+board (case and spacing ignored); :data:`PER_MINUTE` sentences a minute from one browser session, and
+:data:`PER_ADDRESS_MINUTE` a minute from one network address to one board (a script that opens a
+new session for every sentence is held by the second; a room behind one address sends far fewer);
+:data:`MAX_SENTENCES` a board. Addresses are kept only as a salted hash. Boards older than
+:data:`KEEP_HOURS` hours are removed when a board is created.
 
 Example::
 
@@ -42,6 +45,7 @@ from ..shared import process_wide
 
 MAX_CHARS = 200
 PER_MINUTE = 3
+PER_ADDRESS_MINUTE = 120  # one board, one address: a room of phones behind one router sends well below it
 MAX_SENTENCES = 500
 KEEP_HOURS = 48
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"  # no I or O: read off a slide, typed on a phone
@@ -58,6 +62,10 @@ CREATE TABLE IF NOT EXISTS sentences (
     hidden INTEGER NOT NULL DEFAULT 0, UNIQUE (board, norm));
 CREATE INDEX IF NOT EXISTS sentences_by_sender ON sentences (board, sender, created);
 """
+# Added after the first release: a store written before it gains the column when opened.
+ADDRESS_COLUMN = "ALTER TABLE sentences ADD COLUMN address TEXT NOT NULL DEFAULT ''"
+ADDRESS_INDEX = "CREATE INDEX IF NOT EXISTS sentences_by_address ON sentences (board, address, created)"
+MAX_ID = 2 ** 62  # a sentence number beyond SQLite's integers is no sentence of any board
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,20 @@ class BoardStore:
         with self._connection() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
+            if "address" not in {row[1] for row in db.execute("PRAGMA table_info(sentences)")}:
+                db.execute(ADDRESS_COLUMN)
+            db.execute(ADDRESS_INDEX)
+            self._salt = self._read_salt(db)
+
+    @staticmethod
+    def _read_salt(db: sqlite3.Connection) -> str:
+        """This store's own salt for hashing addresses (made once, kept in the file)."""
+        db.execute("CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("INSERT OR IGNORE INTO settings VALUES ('address_salt', ?)", (secrets.token_hex(16),))
+        return db.execute("SELECT value FROM settings WHERE name = 'address_salt'").fetchone()[0]
+
+    def _address_key(self, address: str) -> str:
+        return hashlib.sha256(f"{self._salt}|{address}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -161,6 +183,8 @@ class BoardStore:
 
     def set_locked(self, code: str, secret: str, locked: bool) -> Board:
         board = self.check_secret(code, secret)
+        if not isinstance(locked, bool):
+            raise ValueError("Say whether the board is closed with true or false.")
         with self._connection() as db:
             db.execute("UPDATE boards SET locked = ? WHERE code = ?", (int(bool(locked)), board.code))
         return self.get(board.code)
@@ -171,11 +195,12 @@ class BoardStore:
 
     # --- sentences -------------------------------------------------------------------------------
 
-    def add(self, code: object, text: object, sender: str, now: float | None = None) -> Sentence:
-        """Put ``text`` on the board, or say with a ValueError why not."""
+    def add(self, code: object, text: object, sender: str, now: float | None = None, address: str = "") -> Sentence:
+        """Put ``text`` on the board, or say with a ValueError why not (and store nothing). ``sender``: the
+        browser session; ``address``: the network address it came from ("" where unknown)."""
         now = time.time() if now is None else now
-        text = check_text(text, "The sentence", max_chars=MAX_CHARS * 4)  # the length is checked clean, below
-        clean = " ".join(clean_text(text)[0].split())
+        text = check_text(text, "The sentence")
+        clean = " ".join(clean_text(text)[0].split())  # the length is the clean text's: what the board shows
         if len(clean) > MAX_CHARS:
             raise ValueError(f"That sentence has {len(clean):,} characters; keep it to {MAX_CHARS}.")
         board = self.get(code)
@@ -188,12 +213,17 @@ class BoardStore:
                                     (board.code, sender, now - 60)).fetchone()[0]
                 if recent >= PER_MINUTE:
                     raise ValueError(f"You have sent {PER_MINUTE} sentences in the last minute; wait a moment.")
+                where = self._address_key(address) if address else ""
+                if where and db.execute("SELECT COUNT(*) FROM sentences WHERE board = ? AND address = ? AND created > ?",
+                                        (board.code, where, now - 60)).fetchone()[0] >= PER_ADDRESS_MINUTE:
+                    raise ValueError(f"{PER_ADDRESS_MINUTE} sentences came from your network in the last minute; "
+                                     "wait a moment.")
                 count = db.execute("SELECT COUNT(*) FROM sentences WHERE board = ?", (board.code,)).fetchone()[0]
                 if count >= MAX_SENTENCES:
                     raise ValueError(f"The board is full ({MAX_SENTENCES} sentences).")
                 try:
-                    cursor = db.execute("INSERT INTO sentences (board, text, norm, sender, created) VALUES (?, ?, ?, ?, ?)",
-                                        (board.code, clean, _norm(clean), sender, now))
+                    cursor = db.execute("INSERT INTO sentences (board, text, norm, sender, created, address) "
+                                        "VALUES (?, ?, ?, ?, ?, ?)", (board.code, clean, _norm(clean), sender, now, where))
                 except sqlite3.IntegrityError:
                     raise ValueError("That sentence is already on the board.") from None
                 db.execute("COMMIT")
@@ -211,6 +241,9 @@ class BoardStore:
 
     def hide(self, code: str, secret: str, sentence_id: int) -> None:
         board = self.check_secret(code, secret)
+        if isinstance(sentence_id, bool) or not isinstance(sentence_id, int) or not 1 <= sentence_id <= MAX_ID:
+            raise ValueError(f"There is no sentence #{str(sentence_id)[:24]} on board {board.code}: choose one from "
+                             "the list of its sentences.")
         with self._connection() as db:
             changed = db.execute("UPDATE sentences SET hidden = 1 WHERE board = ? AND id = ?",
                                  (board.code, int(sentence_id))).rowcount

@@ -97,6 +97,12 @@ def pairs(n: int) -> int:
 
 
 def check_n(n: object) -> int:
+    """``n`` as a number of sentences (a whole number, or text that is one), or a ValueError that says why."""
+    if isinstance(n, str):
+        try:
+            n = float(n.strip().replace(",", "").replace("_", ""))
+        except ValueError:
+            raise ValueError(f"The number of sentences must be a whole number, not {n[:40]!r}.") from None
     if isinstance(n, float) and n.is_integer():
         n = int(n)
     if not isinstance(n, int) or isinstance(n, bool):

@@ -183,7 +183,7 @@ def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: 
         xgap=2, ygap=2, showscale=not transposed,
     ))
     fig.update_yaxes(autorange="reversed", automargin=True)
-    fig.update_xaxes(side="top", automargin=True, tickangle=0)
+    fig.update_xaxes(side="top", automargin=True, tickangle=0 if transposed else None)
     if rows and references:  # a rule between this machine's rows and the paper's
         if transposed:
             fig.add_vline(x=len(rows) - 0.5, line=dict(color="white", width=4))

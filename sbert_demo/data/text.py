@@ -1,7 +1,10 @@
 """One check for text that comes from people: every view and endpoint asks it.
 
-Text that is only spaces and invisible characters (zero-width spaces, bidi marks, control
-characters) is blank everywhere: in the sentence box, a pair to explain, a search, an API call.
+Text that is only spaces and invisible characters is blank everywhere: in the sentence box, a pair to
+explain, a search, an API call. Invisible means drawing nothing: control and format characters
+(zero-width spaces, bidi marks), Unicode's default-ignorable characters (variation selectors, the
+Hangul fillers, the Khmer inherent vowels ...), the blank Braille pattern, and combining marks with
+nothing to combine with. A sentence needs one letter, digit, punctuation mark or symbol.
 
 Example::
 
@@ -38,9 +41,22 @@ def clean_text(text: str) -> tuple[str, int]:
     return "".join(kept), removed
 
 
+# Unicode's Default_Ignorable_Code_Point characters outside the C* categories (DerivedCoreProperties.txt)
+# and the blank Braille pattern: fonts draw nothing for them, yet they are letters or marks to Python.
+DRAW_NOTHING = frozenset(chr(c) for first, last in (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0x1BCA0, 0x1BCA3), (0xE0100, 0xE01EF)) for c in range(first, last + 1))
+
+
 def is_blank(text: str) -> bool:
-    """Whether nothing visible is left once invisible characters are removed."""
-    return not clean_text(text)[0].strip()
+    """Whether nothing visible is left once invisible characters are removed: no letter, digit,
+    punctuation mark or symbol that draws something.
+
+    >>> is_blank("\u3164\u2800 \u115f"), is_blank("\u0301\u0301"), is_blank("é"), is_blank("?")
+    (True, True, False, False)
+    """
+    return not any(unicodedata.category(char)[0] in "LNPS" and char not in DRAW_NOTHING
+                   for char in clean_text(text)[0])
 
 
 def check_text(value: object, name: str, *, max_chars: int | None = None, blank_hint: str = "write a sentence",

@@ -116,6 +116,23 @@ class EmbeddingCache:
             return {}
         return {i: found[k] for i, k in enumerate(keys) if k in found}
 
+    def count_cached(self, model: str, texts: list[str]) -> int:
+        """How many of ``texts`` (distinct) are cached, reading no vector: what an estimate needs."""
+        connection = self._connection()
+        if connection is None or not texts:
+            return 0
+        keys = list(dict.fromkeys(text_key(t) for t in texts))
+        found = 0
+        try:
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                query = f"SELECT COUNT(*) FROM vectors WHERE model=? AND text_hash IN ({','.join('?' * len(chunk))})"
+                found += connection.execute(query, (model, *chunk)).fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            self._disable(str(exc))
+            return 0
+        return found
+
     def put_many(self, model: str, texts: list[str], vectors: np.ndarray, truncated: set[int] = frozenset()) -> None:
         """Store ``vectors[i]`` for ``texts[i]``; ``truncated`` holds positions the model cut short."""
         connection = self._connection()

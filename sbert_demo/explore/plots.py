@@ -98,7 +98,7 @@ def heatmap(
     # Categories carry the full (escaped) hover text, so the hover needs O(n) strings, not O(n^2).
     categories = [_cell_label(i, sentences[i], groups[i] if groups else None) for i in order]
     trace = dict(z=sim[np.ix_(order, order)].astype(np.float32), x=categories, y=categories, zmin=zmin, zmax=zmax,
-                 colorscale=VIRIDIS, colorbar=dict(title=dict(text="cosine"), thickness=12),
+                 colorscale=VIRIDIS, colorbar=dict(title=dict(text="cosine", side="right"), thickness=12),
                  texttemplate="%{z:.2f}" if n <= HEATMAP_TEXT_MAX_N else None,
                  hovertemplate="%{y}<br><i>vs.</i><br>%{x}<br>cosine: <b>%{z:.3f}</b><extra></extra>")
     axis = dict(type="category", showgrid=False, constrain="domain", showticklabels=n <= HEATMAP_TICKS_MAX_N,
@@ -108,7 +108,7 @@ def heatmap(
     layout = style(title, height=520)
     if column:
         del yaxis["scaleanchor"]
-        trace.update(colorbar=dict(thickness=10, title=dict(text="cosine", side="top")),
+        trace.update(colorbar=dict(thickness=10, title=dict(text="cosine", side="right")),
                      textfont=dict(size=10 if n > 8 else 12))
         if n > HEATMAP_TEXT_MAX_N:
             yaxis.update(tickfont=dict(size=10), automargin=True)

@@ -92,21 +92,26 @@ def resolve_for(model: str | ResolvedModel, needs: str | None = EMBEDS, purpose:
 def iter_per_model(models: Sequence[str | ResolvedModel], run_one: Callable[[ResolvedModel, Progress], O],
                    outcome: type[O], *, progress: Progress | None = None, needs: str | None = EMBEDS,
                    purpose: str = "run here", registry: Registry | None = None,
-                   failed_values: dict | None = None) -> Iterator[O]:
+                   failed_values: dict | None = None, weights: Sequence[float] | None = None) -> Iterator[O]:
     """``run_one(model, step)`` for each model, yielding each outcome as soon as it is ready.
 
-    ``step`` reports progress within the model's share of the whole. A model that cannot run (unknown,
+    ``step`` reports progress within the model's share of the whole: equal shares, or shares in
+    proportion to ``weights`` (e.g. each model's expected seconds, so that the bar moves with the
+    work left rather than jumping through quick models and crawling through a slow one). A model that cannot run (unknown,
     unavailable, refused by capability, or raising ``ValueError``) yields ``outcome.failed(...)``, with
     ``failed_values`` (e.g. the number of pairs it was asked to score). A ``run_one`` that is a
     generator yields a model's outcome as it fills in (each one is yielded; the last is the outcome).
     """
     failed_values = failed_values or {}
     registry = registry or get_registry()
-    count = len(models)
+    shares = list(weights) if weights is not None and len(weights) == len(models) and sum(weights) > 0 else \
+        [1.0] * len(models)
+    total = sum(shares) or 1.0
+    starts = [sum(shares[:i]) / total for i in range(len(models))]
     for position, model in enumerate(models):
         def step(fraction: float, what: str, position: int = position) -> None:
             if progress:
-                progress((position + min(max(fraction, 0.0), 1.0)) / max(count, 1), what)
+                progress(starts[position] + min(max(fraction, 0.0), 1.0) * shares[position] / total, what)
 
         started = time.perf_counter()
         try:

@@ -45,9 +45,14 @@ def theme() -> gr.themes.Base:
     return gr.themes.Default(primary_hue="blue", secondary_hue="orange", neutral_hue="slate", font=font)
 
 
+# Words Gradio's status tracker announces to screen readers but its English table lacks (it read out
+# the key itself, "common.complete", after every finished event).
+MISSING_WORDS = {"common.complete": "Complete"}
+
+
 def launch_options() -> dict:
     """Keyword arguments for ``Blocks.launch`` (Gradio 6 takes theme, CSS and the page script there)."""
-    return {"theme": theme(), "max_file_size": MAX_FILE_SIZE, **launch_assets()}
+    return {"theme": theme(), "max_file_size": MAX_FILE_SIZE, "i18n": gr.I18n(en=MISSING_WORDS), **launch_assets()}
 
 
 def configure_queue(demo: gr.Blocks) -> gr.Blocks:

@@ -15,6 +15,7 @@ and ``board_lock``, ``board_hide``, ``board_clear``, ``board_model``, ``board_ex
 from __future__ import annotations
 
 import html
+import math
 import re
 from pathlib import Path
 
@@ -25,11 +26,13 @@ from ..audience.board import LATEST, landing, picture
 from ..audience.qr import qr_image
 from ..audience.store import (EXPORT_HEADERS, KEEP_HOURS, MAX_CHARS, MAX_SENTENCES, PER_MINUTE, board_store,
                               export_rows, normalise_code)
+from ..encoding.encoder import encode
 from ..explore import plots
 from ..explore.exports import write_table_csv
 from ..explore.similarity import cosine_matrix
 from ..models.registry import get_registry
 from ..models.kinds import EMBEDS
+from ..models.per_model import resolve_for
 from ..plot_style import wrap
 from ..views import NAIVE_MODEL
 from . import snippets
@@ -45,8 +48,55 @@ def _live() -> dict:
     return gr.update(active=True)
 
 
+NO_BOARD = "Create a board first (or open your presenter link): there is no board on this page yet."
+
+
 def _sender(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or "api"
+
+
+def _address(request: gr.Request | None) -> str:
+    """The network address a request came from: the one the nearest proxy saw (the last entry of
+    X-Forwarded-For, which a client cannot forge) where there is a proxy (Spaces), else the socket's."""
+    headers = getattr(request, "headers", None) or {}
+    forwarded = [part.strip() for part in str(headers.get("x-forwarded-for", "")).split(",") if part.strip()]
+    if forwarded:
+        return forwarded[-1]
+    client = getattr(request, "client", None)
+    return str(getattr(client, "host", "") or "")
+
+
+def check_board_model(model: object) -> str:
+    """``model`` if a board can be shown under it: a registry model that embeds sentences, available here,
+    and that encodes a sentence on the path the board uses (the fast one); else a ValueError that says why."""
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError("Choose the model the board is shown under.")
+    resolved = resolve_for(model, EMBEDS, "show an audience board")
+    if not get_registry().availability(resolved.entry.key).available:
+        raise ValueError(f"{resolved.entry.label} is not available here; choose another model for the board.")
+    try:
+        encode(resolved, ["A sentence from the room."], fast=True)
+    except ValueError as exc:
+        raise ValueError(f"A board cannot be shown under {resolved.entry.label}: {exc}") from None
+    return resolved.entry.key
+
+
+def _flag(value: object) -> bool:
+    """A yes/no from a page (a checkbox) or a script (true, false, "true", "false", 1, 0)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.strip().lower() in ("true", "1", "yes")
+    raise ValueError("Say whether the board is closed with true or false.")
+
+
+def _board_code(code: object) -> object:
+    """The page's board (a ValueError when it has none yet, before any presenter action)."""
+    if code is None or (isinstance(code, str) and not code.strip()):
+        raise ValueError(NO_BOARD)
+    return code
 
 
 def links(base: str, code: str, secret: str | None = None) -> tuple[str, str | None]:
@@ -68,8 +118,7 @@ def _label(key: str) -> str:
 @user_errors
 def create_board(model: str, request: gr.Request) -> tuple:
     """A new board under ``model``: (code, secret, the presenter's panel HTML, the model, the timer started)."""
-    if not isinstance(model, str) or not get_registry().availability(model).available:
-        raise ValueError("Choose a model that is available here to create a board.")
+    model = check_board_model(model)
     board = board_store().create(model)
     return board.code, board.secret, _invite(page_address(request), board.code, board.secret), model, _live()
 
@@ -95,7 +144,7 @@ def api_create_board(model: str, request: gr.Request) -> dict:
 
 
 @user_errors
-def api_lock(code: str, secret: str, locked: bool) -> str:
+def api_lock(code: str, secret: str, locked: bool | str) -> str:
     return _text(set_locked(code, secret, locked))
 
 
@@ -137,12 +186,17 @@ def join_board(code: str) -> dict:
 def send_sentence(code: str, sentence: str, request: gr.Request) -> tuple[str, dict]:
     """Put the sentence on the board and say where it landed: (the phone's HTML, the same as JSON)."""
     store = board_store()
-    added = store.add(code, sentence, sender=_sender(request))
+    added = store.add(code, sentence, sender=_sender(request), address=_address(request))
+    # From here on the sentence is on the board: the phone is told so, whatever happens to its landing.
     board = store.get(code)
-    landed = landing(board.model, store.sentences(board.code), added.id, board.code)
-    result = {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model,
-              "nearest": [{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest],
-              "cluster": landed.cluster}
+    result = {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model, "nearest": [],
+              "cluster": None}
+    try:
+        landed = landing(board.model, store.sentences(board.code), added.id, board.code)
+        result.update(nearest=[{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest],
+                      cluster=landed.cluster)
+    except ValueError as exc:
+        result["note"] = f"Where it landed could not be worked out ({exc}); it is on the board."
     return _landing_html(result), result
 
 
@@ -153,6 +207,8 @@ def _landing_html(result: dict) -> str:
                else "<p>You are the first on the board: look at the screen as others join.</p>")
     cluster = (f"<p>It joined the group <strong>{html.escape(result['cluster'])}</strong>.</p>"
                if result.get("cluster") else "")
+    if result.get("note"):
+        nearest, cluster = f"<p>{html.escape(result['note'])}</p>", ""
     return (f'<div class="notes notes-ok board-landed"><p>Sent: “{html.escape(result["sentence"])}”</p>'
             f"{nearest}{cluster}</div>")
 
@@ -162,7 +218,12 @@ def board_state(code: str) -> dict:
     store = board_store()
     board = store.get(code)
     sentences = store.sentences(board.code)
-    shown = picture(board.model, sentences, board.code)
+    try:
+        shown = picture(board.model, sentences, board.code)
+    except ValueError as exc:  # the board's model cannot run here now: its sentences are still the board's
+        return {"code": board.code, "model": board.model, "locked": board.locked, "count": len(sentences),
+                "sentences": [{"id": s.id, "text": s.text, "cluster": None, "x": None, "y": None} for s in sentences],
+                "closest_pair": None, "problem": f"The board's model cannot be used here now: {exc}"}
     pair = shown.closest
     return {"code": board.code, "model": board.model, "locked": board.locked, "count": len(sentences),
             "sentences": [{"id": s.id, "text": s.text, "cluster": shown.cluster_names.get(c) if shown.coords is not None
@@ -190,7 +251,10 @@ def refresh(code: str | None, shown_key: str | None) -> tuple:
         key = f"{board.model}|{board.locked}|{','.join(str(s.id) for s in sentences)}"
         if key == shown_key:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip(), shown_key
-        shown = picture(board.model, sentences, board.code)
+        try:
+            shown = picture(board.model, sentences, board.code)
+        except ValueError as exc:
+            raise ValueError(f"The board's model cannot be used here now ({exc}); choose another model.") from None
     except ValueError as exc:
         return snippets.message(str(exc), "error"), gr.skip(), gr.skip(), gr.skip(), shown_key
     return (_summary(board, sentences, shown), board_map(shown, board.model), _latest(shown, board.model),
@@ -250,21 +314,22 @@ def _latest(shown, model: str):
 
 @user_errors
 def set_model(code: str, secret: str, model: str) -> str:
-    if not isinstance(model, str) or not get_registry().availability(model).available:
-        raise ValueError("Choose a model that is available here.")
-    board = board_store().set_model(code, secret, model)
+    board_store().check_secret(_board_code(code), secret)  # the secret first: a guess learns nothing of models
+    board = board_store().set_model(code, secret, check_board_model(model))
     return snippets.message(f"The board is now shown under {_label(board.model)}.", "info")
 
 
 @user_errors
-def set_locked(code: str, secret: str, locked: bool) -> str:
-    board = board_store().set_locked(code, secret, bool(locked))
+def set_locked(code: str, secret: str, locked: bool | str) -> str:
+    board = board_store().set_locked(_board_code(code), secret, _flag(locked))
     return snippets.message("Closed to new sentences." if board.locked else "Open to new sentences.", "info")
 
 
 @user_errors
 def hide_sentence(code: str, secret: str, number: float | None) -> str:
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or int(number) != number:
+    _board_code(code)
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
+            or int(number) != number:
         raise ValueError("Choose the sentence to hide (the list holds the board's sentences, newest first).")
     board_store().hide(code, secret, int(number))
     return snippets.message(f"Sentence #{int(number)} is hidden from the board.", "info")
@@ -272,14 +337,14 @@ def hide_sentence(code: str, secret: str, number: float | None) -> str:
 
 @user_errors
 def clear_board(code: str, secret: str) -> str:
-    removed = board_store().clear(code, secret)
+    removed = board_store().clear(_board_code(code), secret)
     return snippets.message(f"Cleared {removed} sentence(s).", "info")
 
 
-@user_errors
 def export_board(code: str, secret: str) -> str:
+    """The board as a CSV file (every sentence, hidden ones marked): its path."""
     store = board_store()
-    board = store.check_secret(code, secret)
+    board = store.check_secret(_board_code(code), secret)
     return str(write_table_csv(f"board-{board.code}", EXPORT_HEADERS, export_rows(store, board.code),
                                empty="The board has no sentences yet."))
 
@@ -334,13 +399,14 @@ def build_tab() -> list[Refresher]:
             with gr.Column(scale=2, min_width=320):
                 map_plot = gr.Plot(show_label=False, elem_id="board-map")
         latest = gr.Plot(show_label=False, elem_id="board-latest")
+        # The presenter's controls wait for a board (created here or opened from the presenter's link).
         with gr.Row(equal_height=True):
-            lock = gr.Checkbox(label="Closed to new sentences", elem_id="board-lock", min_width=220)
+            lock = gr.Checkbox(label="Closed to new sentences", elem_id="board-lock", min_width=220, interactive=False)
             hide_number = gr.Dropdown([], value=None, label="Hide a sentence (newest first; #number as on the map)",
-                                      elem_id="board-hide-choice", scale=3, min_width=300)
-            hide = gr.Button("Hide", elem_id="board-hide")
-            clear = gr.Button("Clear the board", variant="stop", elem_id="board-clear")
-            export = gr.Button("Export CSV", elem_id="board-export")
+                                      elem_id="board-hide-choice", scale=3, min_width=300, interactive=False)
+            hide = gr.Button("Hide", elem_id="board-hide", interactive=False)
+            clear = gr.Button("Clear the board", variant="stop", elem_id="board-clear", interactive=False)
+            export = gr.Button("Export CSV", elem_id="board-export", interactive=False)
         notes = gr.HTML(elem_id="board-notes")
         exported = gr.File(label="The board as CSV", interactive=False, visible=False, elem_id="board-file")
     board_code, secret, shown_key = gr.State(None), gr.State(None), gr.State(None)
@@ -351,7 +417,9 @@ def build_tab() -> list[Refresher]:
 
     gr.on(None, open_from_link, None, [code, board_code, secret, invite, model, timer], **quiet)  # on page load
     action([create.click], create_board, model, [board_code, secret, invite, model, timer], failures_to=invite,
-           api_visibility="private", concurrency_id="board")
+           api_visibility="private", concurrency_id="board", reveal="board-invite")  # the QR code on screen
+    board_code.change(lambda code: [gr.update(interactive=bool(code))] * 5, board_code,
+                      [lock, hide_number, hide, clear, export], **quiet)
     action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json], failures_to=landed,
            api_name="board_send", concurrency_id="board-send", concurrency_limit=4).then(
         lambda: "", None, sentence, **quiet)

@@ -46,8 +46,8 @@ def _remember(message: str) -> None:
 
 
 def to_gr_error(exc: BaseException) -> gr.Error:
-    if isinstance(exc, gr.Error):
-        _remember(exc.message)
+    if isinstance(exc, gr.Error):  # converted already (a handler that calls another one): escaped once
+        _remember(getattr(exc, "sentence", exc.message))
         return exc
     if isinstance(exc, ValueError):
         message = str(exc)
@@ -55,7 +55,9 @@ def to_gr_error(exc: BaseException) -> gr.Error:
         logger.exception("Unexpected error in a UI handler", exc_info=exc)
         message = UNEXPECTED.format(kind=type(exc).__name__)
     _remember(message)
-    return gr.Error(html.escape(message), print_exception=False)
+    error = gr.Error(html.escape(message), print_exception=False)
+    error.sentence = message  # the words themselves, for the page's own failure box (which escapes them)
+    return error
 
 
 def last_failure(request: gr.Request) -> str:
@@ -125,8 +127,13 @@ def _converting(handler: Callable, catch: type[BaseException], convert: Callable
 def failures_inline(fn: Callable) -> Callable:
     """``fn`` whose :class:`gr.Error` carries ``visible=False``: :func:`action` shows the sentence in
     the page, so Gradio's toast would only show it a second time."""
-    return _converting(fn, gr.Error, lambda error: gr.Error(error.message, duration=error.duration, visible=False,
-                                                            title=error.title, print_exception=False))
+    def quiet(error: gr.Error) -> gr.Error:
+        hidden = gr.Error(error.message, duration=error.duration, visible=False, title=error.title,
+                          print_exception=False)
+        hidden.sentence = getattr(error, "sentence", error.message)
+        return hidden
+
+    return _converting(fn, gr.Error, quiet)
 
 
 def user_errors(handler: Callable) -> Callable:

@@ -90,14 +90,17 @@ def describe_choice(source: str, path: str | None, text_column: str | None, labe
 
 @user_errors
 def run_map(source: str, path: str | None, text_column: str | None, label_column: str | None,
-            model_keys: list[str], colour_by: str, k: float, progress=gr.Progress()) -> list:
+            model_keys: list[str], colour_by: str, k: float, query: str | None = None, mode: str = "words",
+            progress=gr.Progress()) -> list:
+    """Map the corpus; a search still in its box is applied to the new maps (its matches on top)."""
     progress(0.0, desc="Reading the corpus")
     corpus = load_corpus(source, path, text_column, label_column)
     result = map_corpus(corpus, model_keys or [], k, progress=lambda fraction, what: progress(fraction, desc=what))
     warn_once_about_the_cache()
     progress(0.98, desc="Drawing the maps")
+    found, *slots = _searched(result, colour_by, query, mode)
     return [_card(corpus), snippets.notes_box(result.notes) if result.notes else "", result,
-            result.as_json(), _clusters_table(result), "", *_slots(result, colour_by)]
+            result.as_json(), _clusters_table(result), found, *slots]
 
 
 @user_errors
@@ -113,6 +116,11 @@ def highlight(result: CorpusMap | None, colour_by: str, query: str, mode: str) -
     """Redraw the maps with the search's matches on top (an empty search clears the highlight)."""
     if not isinstance(result, CorpusMap):
         raise ValueError("Map a corpus first, then search it.")
+    return _searched(result, colour_by, query, mode)
+
+
+def _searched(result: CorpusMap, colour_by: str, query: str | None, mode: str) -> list:
+    """[what the search found (HTML), *the slots drawn with its matches on top]."""
     found, slots = _searched_slots(result, colour_by, query, mode)
     if not found:
         return ["", *slots]
@@ -273,7 +281,7 @@ def build() -> CorpusParts:
            failures_to=card, api_visibility="private", show_progress="hidden")
     action([text_column.input, label_column.input], describe_choice, [source, file, text_column, label_column],
            card, failures_to=card, api_visibility="private", show_progress="hidden")
-    action([run.click], run_map, [source, file, text_column, label_column, models, colour_by, k],
+    action([run.click], run_map, [source, file, text_column, label_column, models, colour_by, k, query, mode],
            [card, notes, state, data, clusters, found, *slots], failures_to=progress_box, api_name="corpus_map", reveal="corpus-search",
            # a map of 20,000 sentences takes a minute: one at a time, and never holding a slot of Explore's
            concurrency_id="corpus", concurrency_limit=1, show_progress_on=progress_box)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import gradio as gr
 
 from ..benchmark import plots as benchmark_plots
-from ..benchmark.cost import DEFAULT_QUERY, MAX_N, PAPER, CostReport, describe, measure_cost, pairs, split_pairs
+from ..benchmark.cost import (DEFAULT_QUERY, MAX_N, PAPER, CostReport, check_n, describe, measure_cost, pairs,
+                              split_pairs)
 from ..models.kinds import EMBEDS, SCORES_PAIRS, kind_of
 from ..models.registry import get_registry
 from ..views import VIEWS
@@ -111,6 +112,18 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
+@user_errors
+def api_cost(n: float | str | None = 10_000, bi_encoder: str = VIEW.default_models[0], cross_encoder: str | None = None,
+             query: str | None = DEFAULT_QUERY) -> dict:
+    """Time a cross-encoder on every pair of ``n`` shipped sentences against a bi-encoder, on this machine:
+    the JSON of ``python -m sbert_demo cost --json`` (the rates, the extrapolated times, the curve to
+    100,000 sentences, the most similar pairs and a retrieve-and-re-rank query)."""
+    if not isinstance(bi_encoder, str) or not bi_encoder:
+        raise ValueError("Choose the bi-encoder whose sentence vectors are compared.")
+    return measure_cost(check_n(10_000 if n is None else n), bi_encoder, cross_encoder or None,
+                        query or DEFAULT_QUERY).as_json()
+
+
 # --- layout and wiring ---------------------------------------------------------------------------
 
 def build() -> list[Refresher]:
@@ -140,6 +153,9 @@ def build() -> list[Refresher]:
     reranked = gr.HTML(elem_id="cost-rerank")
     data = gr.JSON(visible=False)
     action([run.click], run_cost, [n, bi_encoder, cross_encoder, query], [summary, figure, found, reranked, data],
-           failures_to=progress_box, api_name="cost", reveal="cost-summary", concurrency_id="cost", concurrency_limit=1,
-           show_progress_on=progress_box)
+           failures_to=progress_box, api_visibility="private", reveal="cost-summary", concurrency_id="cost",
+           concurrency_limit=1, show_progress_on=progress_box)
+    # For scripts: the same measurement as JSON. Its size is read here, not by the slider, so that a size
+    # that is not a number gets the page's sentence instead of the slider's generic check.
+    gr.api(api_cost, api_name="cost", concurrency_id="cost", concurrency_limit=1)
     return [Refresher(refresh_cross_encoders, cross_encoder)]

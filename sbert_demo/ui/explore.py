@@ -50,8 +50,9 @@ def load_example(key: str) -> tuple:
 
 
 def mark_edited(text: str | None, key: str | None):
-    """After the user types in the sentence box: the picker says "Your sentences" once the text is no
-    longer the chosen example's (and names the set again if the edit is undone)."""
+    """After the sentence box changes (typed, pasted, a file loaded, a link): the picker says "Your
+    sentences" once the text is no longer the chosen example's (and names the set again if the edit is
+    undone)."""
     example = EXAMPLE_SETS.get(key) if isinstance(key, str) else None
     if example is not None and (text or "").strip() == example.text:
         return gr.skip()
@@ -296,8 +297,10 @@ def build_tab() -> TabParts:
            failures_to=notes, api_visibility="private")
     text.change(query_choices, [text, query], query, api_visibility="private", queue=False,
                 show_progress="hidden")
-    text.input(mark_edited, [text, examples], examples, api_visibility="private", queue=False,
-               show_progress="hidden", trigger_mode="always_last")
+    # Any change of the sentences (typed, pasted, a file, a link) names them "Your sentences" unless they are
+    # an example set's: .change, not .input, which a file or a link filling the box never fires.
+    text.change(mark_edited, [text, examples], examples, api_visibility="private", queue=False,
+                show_progress="hidden", trigger_mode="always_last")
     action([run.click], run_explore, [text, models, query, colour_by, cluster_method], [notes, summary, data, *slots],
            failures_to=progress_box, api_name="explore", reveal="explore-summary", concurrency_id="explore", show_progress_on=progress_box)
     action([query.input], rerank, [text, data, query], slots[3::SLOT_OUTPUTS], failures_to=progress_box,

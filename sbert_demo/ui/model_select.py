@@ -48,7 +48,12 @@ def refresh_models(selected: list[str] | None, needs: str = EMBEDS) -> dict:
     typed variants, e.g. ``glove-6b-50d+whiten128``, whose base still exists)."""
     choices = model_choices(fixes=True, needs=needs)
     known = {key for _, key in choices}
-    return gr.update(choices=choices, value=[key for key in selected or [] if key in known or _known_variant(key)])
+    kept = [key for key in selected or [] if key in known or _known_variant(key)]
+    if kept == list(selected or []):
+        # Nothing to drop: the selection is not sent back, since this answer can land after the selection
+        # has changed (a link's models arriving while its tab is selected, or the user's own clicks).
+        return gr.update(choices=choices)
+    return gr.update(choices=choices, value=kept)
 
 
 def _known_variant(key: object) -> bool:

@@ -173,6 +173,9 @@ def build_tab() -> TabParts:
             table1_parts = table1.build()
         with gr.Tab("The cost: cross- vs bi-encoder", id="cost") as cost_tab:
             cost_refreshers = cost.build()
+    # Opening Table 1 says how long it would take here, before anyone presses its button.
+    table1_tab.select(table1.estimate_html, [table1_parts.models, table1_parts.runtime], table1_parts.estimate,
+                      **QUIET)
     parts = {"sts": (stsb_tab, {}), "table1": (table1_tab, {"models": table1_parts.models}), "cost": (cost_tab, {})}
     return TabParts([*refreshers, table1_parts.refresher, *cost_refreshers], {**linkable, "mode": modes}, parts)
 

@@ -8,13 +8,12 @@ names, file paths, error text) is escaped.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..training import OBJECTIVE_LABELS, JobSnapshot, TrainConfig
 from ..training.curves import training_curves
 from ..benchmark.score_changes import score_changes
-from ..formatting import signed_x100, x100
+from ..formatting import about, duration, signed_x100, x100
 from .snippets import change_cell, esc, html_table, message
 
 LOG_LINES = 12
@@ -24,32 +23,6 @@ DATA_NAMES = {"nli": "NLI pairs", "stsb": "STSb train"}
 
 # Scoped to the progress component by gr.HTML(css_template=...): app.py's CSS stays untouched.
 # --- numbers as words ----------------------------------------------------------------------------
-
-def duration(seconds: float | None) -> str:
-    """``65`` → ``"1 min 05 s"``; ``None`` → ``"–"``."""
-    if seconds is None or not math.isfinite(seconds):
-        return "–"
-    total = max(0, round(seconds))
-    if total < 60:
-        return f"{total} s"
-    minutes, secs = divmod(total, 60)
-    if minutes < 60:
-        return f"{minutes} min {secs:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
-
-
-def about(seconds: float | None) -> str:
-    """A rounded duration for estimates: ``"about 40 s"``, ``"about 4 min"``, ``"about 1 h 20 min"``."""
-    if seconds is None or not math.isfinite(seconds):
-        return "unknown"
-    if seconds < 60:
-        return f"about {max(5, round(seconds / 5) * 5)} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"about {minutes} min"
-    return f"about {minutes // 60} h {minutes % 60:02d} min"
-
 
 def describe_config(config: TrainConfig) -> str:
     """One line for people: ``glove-6b-50d → glove-nli · NLI softmax on NLI pairs · 1 epoch, ...``."""

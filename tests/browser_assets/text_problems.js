@@ -56,8 +56,18 @@
       const style = getComputedStyle(el);
       if (el.scrollWidth > el.clientWidth + 1 && style.overflowX !== "visible" && !["auto", "scroll"].includes(style.overflowX)) {
         problems.push(`"${el.textContent.trim().slice(0, 40)}" is cut by its box (${name(el)})`);
-      } else if (el.tagName === "BUTTON" && el.scrollWidth > el.clientWidth + 1) {
-        problems.push(`the button "${el.textContent.trim().slice(0, 40)}" is too narrow for its text (${name(el)})`);
+      } else if (el.tagName === "BUTTON") {  // its words (not its icons) inside it
+        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          if (!node.textContent.trim() || /^[\u25b2-\u25bf\u00d7]+$/.test(node.textContent.trim())) { continue; }
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          const words = range.getBoundingClientRect();
+          if (words.left < box.left - 1 || words.right > box.right + 1) {
+            problems.push(`the button "${el.textContent.trim().slice(0, 40)}" is too narrow for its text (${name(el)})`);
+            break;
+          }
+        }
       }
       if ((box.right > width + 1 || box.left < -1) && !scrolls(el)) {
         problems.push(`"${el.textContent.trim().slice(0, 40)}" goes past the screen's edge (${name(el)})`);

@@ -170,6 +170,55 @@
       if (!window.Plotly || !layout || gd.offsetParent === null || !gd.clientWidth) { return; }
       if (Math.abs(layout.width - gd.clientWidth) > 4) { window.Plotly.relayout(gd, {width: gd.clientWidth}); }
     };
+    const wrapWords = (text, chars) => {
+      // Plotly draws a title or a legend entry on one line: break it into lines of at most ``chars``.
+      const lines = [];
+      let line = "";
+      String(text).replace(/<br\s*\/?>/gi, " ").split(/\s+/).filter(Boolean).forEach((word) => {
+        if (line && (line + " " + word).length > chars) { lines.push(line); line = word; } else { line = line ? line + " " + word : word; }
+      });
+      if (line) { lines.push(line); }
+      return lines.join("<br>");
+    };
+    const NARROW = 560;  // px: a phone, or a column too narrow for a figure drawn for a page
+    const fitNarrow = (gd) => {
+      // A figure in a narrow box: its title wrapped (its subtitle left to the page's text), its legend under
+      // the plot with names wrapped, and long category labels shortened, so that nothing is cut or drawn
+      // over something else. Done once per figure drawn (Gradio draws a new one for each answer).
+      const layout = gd._fullLayout;
+      const drawn = `${(layout && layout.title && layout.title.text) || ""}|${(gd.data || []).length}`;
+      if (!window.Plotly || !layout || gd.offsetParent === null || gd.clientWidth >= NARROW || gd.dataset.narrow === drawn) {
+        return;
+      }
+      const size = (layout.title && layout.title.font && layout.title.font.size) || 15;
+      const chars = Math.max(18, Math.floor((gd.clientWidth - 24) / (size * 0.56)));
+      const title = wrapWords((layout.title && layout.title.text) || "", chars);
+      const lines = title ? title.split("<br>").length : 0;
+      const legendChars = Math.max(18, Math.floor((gd.clientWidth - 60) / (((layout.legend || {}).font || {}).size || 12) / 0.56));
+      // The title's lines from the top of the figure down, above whatever the top margin already held.
+      const update = {"title.text": title, "title.subtitle.text": "", "title.yref": "container", "title.y": 1 - 10 / layout.height,
+                      "title.yanchor": "top", "title.pad.t": 8, "legend.orientation": "h", "legend.x": 0,
+                      "legend.xanchor": "left", "legend.yref": "container", "legend.y": 0, "legend.yanchor": "bottom",
+                      "margin.t": layout.margin.t + Math.max(0, lines - 1) * size * 1.35 + 8,
+                      "margin.r": Math.min(layout.margin.r, 30)};
+      const names = gd.data.map((trace) => (trace.name ? wrapWords(trace.name, legendChars) : trace.name));
+      const shown = gd.data.filter((trace) => trace.showlegend !== false && trace.name).length;
+      if (layout.showlegend !== false && shown) {
+        const rows = names.reduce((count, name, i) => count + ((gd.data[i].showlegend !== false && name) ? name.split("<br>").length : 0), 0);
+        update["margin.b"] = Math.max(layout.margin.b, 60 + rows * 20);
+      }
+      ["yaxis", "yaxis2"].forEach((axis) => {  // long category labels: the start of each
+        const ticks = gd.layout[axis] && gd.layout[axis].ticktext;
+        if (Array.isArray(ticks) && ticks.some((t) => String(t).replace(/<[^>]*>/g, "").length > 20)) {
+          update[axis + ".ticktext"] = ticks.map((t) => {
+            const plain = String(t).replace(/<br>/g, " ");
+            return plain.replace(/<[^>]*>/g, "").length > 20 ? plain.replace(/<[^>]*>/g, "").slice(0, 18) + "…" : t;
+          });
+        }
+      });
+      gd.dataset.narrow = `${title}|${gd.data.length}`;  // this figure is done (a new answer brings a new title)
+      window.Plotly.update(gd, {name: names}, update);
+    };
     const watched = new WeakSet();
     const boxes = new ResizeObserver((entries) => entries.forEach((entry) => fitWidth(entry.target)));
     let pending = false;
@@ -177,7 +226,13 @@
       pending = false;
       document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
         if (!watched.has(gd)) { watched.add(gd); boxes.observe(gd); }
-        fitWidth(gd); addButton(gd); heatmapText(gd);
+        fitWidth(gd); fitNarrow(gd); addButton(gd); heatmapText(gd);
+      });
+      // A chip's remove button is titled by its position in Gradio ("Remove 3"): name the chip instead.
+      document.querySelectorAll(".token .token-remove").forEach((button) => {
+        const name = (button.parentElement.querySelector("span") || {}).textContent || "";
+        const title = `Remove ${name.trim()}`;
+        if (name.trim() && button.title !== title) { button.title = title; button.setAttribute("aria-label", title); }
       });
     };
     new MutationObserver(() => {
