@@ -5,7 +5,8 @@ the same batch size (duplicates are removed first so that only computation is co
 
 * plain: ``SentenceTransformer.encode`` in fp32 (the library's defaults), the baseline;
 * every candidate runtime this CPU has (:mod:`sbert_demo.encoding.runtime_choice`): PyTorch fp32,
-  PyTorch bf16 (native bf16 only), ONNX Runtime fp32 and int8, through
+  PyTorch bf16 (native bf16 only), ONNX Runtime fp32 and int8, OpenVINO fp32, bf16 (native bf16
+  only) and int8 (NNCF), through
   :func:`sbert_demo.encoding.encoder.encode` with that runtime forced;
 
 with the persistent cache off. Each runner is loaded first (ONNX artefacts built once per model
@@ -149,8 +150,15 @@ def cpu_line() -> str:
     hardware = devices.detect_hardware()
     flags = open("/proc/cpuinfo", encoding="ascii", errors="ignore").read() if Path("/proc/cpuinfo").exists() else ""
     simd = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "no AVX2"
-    return (f"CPU: {hardware.cpu_name} | {simd} | native bf16: {'yes' if hardware.cpu_bf16 else 'no'} | "
-            f"{onnx_encoder.cpu_workers()} cores | onnxruntime: {'yes' if hardware.onnx else 'no'}")
+    amx = "AMX" if " amx_bf16" in flags else "no AMX"
+    versions = []
+    for name in ("onnxruntime", "openvino", "nncf"):
+        try:
+            versions.append(f"{name} {__import__(name).__version__}")
+        except ImportError:
+            versions.append(f"{name}: not installed")
+    return (f"CPU: {hardware.cpu_name} | {simd} | native bf16: {'yes' if hardware.cpu_bf16 else 'no'} | {amx} | "
+            f"{onnx_encoder.cpu_workers()} cores | {', '.join(versions)}")
 
 
 def main() -> None:
@@ -165,6 +173,8 @@ def main() -> None:
     args = parser.parse_args()
     pairs = sts_split("dev", args.data_dir)
     print(cpu_line(), flush=True)
+    for why in runtime_choice.left_out(devices.detect_hardware()):
+        print(why, flush=True)
     print(f"STSb dev: {len(pairs):,} pairs, {len(set([*pairs.sentences1, *pairs.sentences2])):,} distinct sentences",
           flush=True)
     rates: dict[str, float] = {}

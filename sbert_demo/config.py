@@ -37,7 +37,7 @@ PRECISIONS = ("auto", "bf16", "fp16", "fp32")  # what training (and PyTorch infe
 # Inference adds int8: weight-quantised ONNX Runtime artefacts (:mod:`sbert_demo.encoding.onnx_export`).
 INFERENCE_PRECISIONS = (*PRECISIONS, "int8")
 DEVICES = ("auto", "cpu", "cuda", "mps")
-BACKENDS = ("auto", "torch", "onnx")  # who runs transformer inference on the CPU
+BACKENDS = ("auto", "torch", "onnx", "openvino")  # who runs transformer inference on the CPU
 RUNTIME_CHOICES = ("measure", "rules")  # how "auto" picks a transformer's CPU runtime
 HUB_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 

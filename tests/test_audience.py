@@ -236,3 +236,169 @@ def test_the_presenter_views_room_step_redraws_only_when_a_sentence_arrives(monk
     assert row["visible"] and not start["visible"] and timer["active"] and hint == gr.skip()
     assert not talk.room_controls(2, room, None)[2]["active"]
     assert "Only the presenter" in talk.room_controls(talk.ROOM_STEP, None, "Only the presenter can do that.")[4]
+
+
+# --- hostile input, by class (issue "a talk that cannot go wrong on stage") ---------------------------
+
+def page_request(session: str = "phone-1", address: str = "203.0.113.7"):
+    """A stand-in for gr.Request: a browser session behind one network address (as a proxy reports it)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(session_hash=session, headers={"x-forwarded-for": f"198.51.100.1, {address}"},
+                           client=SimpleNamespace(host="10.0.0.1"), query_params={})
+
+
+@pytest.mark.parametrize("model, why", [
+    ("nope", "Unknown model"),
+    ("glove-6b-50d+abtt999", "all-but-the-top"),  # a variant its base cannot make
+    ("bert-base-uncased-cls", "Hugging Face Hub"),  # not available offline
+    ("", "Choose the model"), (None, "Choose the model"), (7, "Choose the model"),
+])
+def test_a_board_is_refused_a_model_it_cannot_use(model, why) -> None:
+    from sbert_demo.audience.store import board_store
+    from sbert_demo.ui import audience
+
+    with pytest.raises(gr.Error, match=why):
+        audience.create_board(model, page_request())
+    board = board_store().create("glove-6b-50d")
+    with pytest.raises(gr.Error, match=why):
+        audience.set_model(board.code, board.secret, model)
+    assert board_store().get(board.code).model == "glove-6b-50d"  # unchanged: the board goes on working
+    assert audience.board_state(board.code)["model"] == "glove-6b-50d"
+
+
+def test_a_sentence_is_either_stored_and_accepted_or_refused_and_not_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sbert_demo.audience.store import board_store
+    from sbert_demo.ui import audience
+
+    board = board_store().create("glove-6b-50d")
+    html_out, result = audience.send_sentence(board.code, "A cat sleeps on the sofa.", page_request())
+    assert result["id"] and "Sent" in html_out
+
+    def broken(*args, **kwargs):
+        raise ValueError("the model could not be loaded")
+
+    monkeypatch.setattr(audience, "landing", broken)  # the board's model fails after the sentence is stored
+    html_out, result = audience.send_sentence(board.code, "A kitten naps on the couch.", page_request("phone-2"))
+    assert "Sent" in html_out and "it is on the board" in html_out and result["nearest"] == []
+    assert [s.text for s in board_store().sentences(board.code)][-1] == "A kitten naps on the couch."
+    with pytest.raises(gr.Error, match="already on the board"):  # refused: nothing stored
+        audience.send_sentence(board.code, "a cat  SLEEPS on the sofa.", page_request("phone-3"))
+    assert len(board_store().sentences(board.code)) == 2
+    monkeypatch.setattr(audience, "picture", broken)  # the board's state still lists its sentences
+    state = audience.board_state(board.code)
+    assert state["count"] == 2 and "could not be loaded" in state["problem"]
+
+
+@pytest.mark.parametrize("number", [10 ** 30, 2 ** 63, -1, 0, 2.5, float("nan"), float("inf"), True, "3", None])
+def test_hide_refuses_numbers_that_are_no_sentence(number) -> None:
+    from sbert_demo.audience.store import board_store
+    from sbert_demo.ui import audience
+
+    board = board_store().create("glove-6b-50d")
+    board_store().add(board.code, "A cat sleeps.", sender="p")
+    with pytest.raises(gr.Error) as refused:
+        audience.hide_sentence(board.code, board.secret, number)
+    assert "no sentence" in str(refused.value) or "Choose the sentence" in str(refused.value)
+    assert "went wrong" not in str(refused.value)
+    assert [s.hidden for s in board_store().sentences(board.code, include_hidden=True)] == [False]
+
+
+@pytest.mark.parametrize("value, closed", [("false", False), ("False", False), ("0", False), (0, False),
+                                            ("true", True), (1, True), (True, True), (False, False)])
+def test_a_lock_says_what_it_means(value, closed) -> None:
+    from sbert_demo.audience.store import board_store
+    from sbert_demo.ui import audience
+
+    board = board_store().create("glove-6b-50d")
+    audience.api_lock(board.code, board.secret, value)
+    assert board_store().get(board.code).locked is closed
+
+
+@pytest.mark.parametrize("value", ["maybe", "", 2, 0.5, None, [True]])
+def test_a_lock_that_is_not_yes_or_no_is_refused(value) -> None:
+    from sbert_demo.audience.store import board_store
+    from sbert_demo.ui import audience
+
+    board = board_store().create("glove-6b-50d")
+    with pytest.raises(gr.Error, match="true or false"):
+        audience.api_lock(board.code, board.secret, value)
+    assert not board_store().get(board.code).locked
+
+
+def test_new_sessions_from_one_address_do_not_reset_the_limit(store: BoardStore) -> None:
+    from sbert_demo.audience.store import PER_ADDRESS_MINUTE
+
+    board = store.create("glove-6b-50d")
+    for i in range(PER_ADDRESS_MINUTE):  # a script opening a new session for each sentence
+        store.add(board.code, f"Sentence {i}.", sender=f"session-{i}", address="203.0.113.7", now=1000.0 + i * 0.1)
+    with pytest.raises(ValueError, match="came from your network in the last minute"):
+        store.add(board.code, "One more.", sender="session-new", address="203.0.113.7", now=1020.0)
+    store.add(board.code, "Another network is not held.", sender="x", address="198.51.100.9", now=1020.0)
+    store.add(board.code, "A minute later it may send again.", sender="y", address="203.0.113.7", now=1080.0)
+    assert len(store.sentences(board.code)) == PER_ADDRESS_MINUTE + 2
+    other = store.create("glove-6b-50d")  # per board
+    store.add(other.code, "Another board.", sender="z", address="203.0.113.7", now=1020.0)
+
+
+def test_the_address_is_the_one_the_nearest_proxy_saw() -> None:
+    from types import SimpleNamespace
+
+    from sbert_demo.ui.audience import _address
+
+    assert _address(page_request(address="203.0.113.7")) == "203.0.113.7"  # a forged first entry is ignored
+    assert _address(SimpleNamespace(headers={}, client=SimpleNamespace(host="127.0.0.1"))) == "127.0.0.1"
+    assert _address(None) == ""
+
+
+def test_a_store_from_before_addresses_opens_and_keeps_its_sentences(tmp_path: Path) -> None:
+    import sqlite3
+
+    from sbert_demo.audience.store import SCHEMA
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:  # the schema as first released: no address column
+        db.executescript(SCHEMA)
+        db.execute("INSERT INTO boards VALUES ('ABCDE', 'x', 'glove-6b-50d', 0, 1.0)")
+        db.execute("INSERT INTO sentences (board, text, norm, sender, created) VALUES ('ABCDE', 'Old.', 'old.', 'p', 1.0)")
+    store = BoardStore(path)
+    assert [s.text for s in store.sentences("ABCDE")] == ["Old."]
+    store.add("ABCDE", "New.", sender="q", address="203.0.113.7")
+    assert len(store.sentences("ABCDE")) == 2
+
+
+@pytest.mark.parametrize("action", ["export", "clear", "hide", "lock"])
+def test_presenter_actions_before_a_board_say_to_create_one(action) -> None:
+    from sbert_demo.ui import audience
+
+    call = {"export": lambda: audience.export_for_page(None, None), "clear": lambda: audience.clear_board(None, None),
+            "hide": lambda: audience.hide_sentence(None, None, 1), "lock": lambda: audience.set_locked(None, None, True)}
+    with pytest.raises(gr.Error) as refused:
+        call[action]()
+    assert refused.value.sentence == audience.NO_BOARD  # the words, once: the page's box escapes them once
+    assert "&amp;" not in refused.value.message and "&#x27;&#x27;" not in refused.value.message
+
+
+def test_a_nested_handlers_error_is_escaped_once() -> None:
+    from sbert_demo.ui import common
+
+    @common.user_errors
+    def inner():
+        raise ValueError("Give the board's code.")
+
+    @common.user_errors
+    def outer():
+        return inner()
+
+    with pytest.raises(gr.Error) as refused:
+        outer()
+    assert refused.value.sentence == "Give the board's code." and refused.value.message == "Give the board&#x27;s code."
+    assert common.failure_box(refused.value.sentence).count("&#x27;") == 1
+
+
+def test_the_cost_endpoint_reads_its_size_as_a_sentence() -> None:
+    from sbert_demo.ui import cost
+
+    for bad in ("many", "1e99", "-5", ""):
+        with pytest.raises(gr.Error, match="number of sentences|sentences: the measured run"):
+            cost.api_cost(bad)

@@ -116,7 +116,8 @@ def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_
     assert "Closest under GloVe" in status and "Closest under SBERT all-MiniLM-L6-v2" in status
     titles = page.evaluate("[...document.querySelectorAll('#talk-left .gtitle, #talk-right .gtitle')].map(t => t.textContent)")
     assert titles[0].startswith("GloVe") and "MiniLM" in titles[1] and all("3 sentences" in t for t in titles)
-    newest = page.evaluate("[...document.querySelectorAll('#talk-right .textpoint text')].map(t => t.textContent)")
+    newest = page.evaluate("[...document.querySelectorAll('#talk-right .annotation-text')].map(t => "
+                           "[...t.querySelectorAll('tspan.line')].map(l => l.textContent).join(' ') || t.textContent)")
     assert newest == ["My <b>dog</b> chased the cat."]  # written as text, the tags shown, not applied
     assert_fits_each_projector(page, 8)
     page.screenshot(path=str(ARTIFACTS / "talk-8.png"))

@@ -328,6 +328,10 @@ def test_the_tab_maps_recolours_and_highlights(topics_csv: Path) -> None:
     assert "3 of 18 sentences" in found and slots[1].data[-1].name.startswith("matches for “guitar” (3)")
     found, *slots = corpus_tab.highlight(state, "labels", "someone makes music", "meaning")
     assert "GloVe" in found and len(slots[1].data[-1].x) == 18  # 100 nearest of 18: all
+    # Mapping again with the search still in its box keeps its matches on the new maps.
+    again = corpus_tab.run_map("file", str(topics_csv), "Text", "topic", ["glove-6b-50d"], "labels", 3, "guitar", "words")
+    found, map_figure = again[5], again[7]
+    assert "3 of 18 sentences" in found and map_figure.data[-1].name.startswith("matches for “guitar” (3)")
     with pytest.raises(gr.Error, match="Map a corpus first"):
         corpus_tab.highlight(None, "labels", "x", "words")
     with pytest.raises(gr.Error, match="Upload a corpus file first"):

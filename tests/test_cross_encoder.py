@@ -74,7 +74,16 @@ def test_the_cost_comes_from_timed_runs(tiny_sbert_in_models: str) -> None:
         assert report.rerank["reranked"] is None and len(report.rerank["retrieved"]) == 20  # untrained: no scores
         i, j, cosine = bi["top_pairs"][0]
         assert i != j and cosine >= bi["top_pairs"][-1][2]
+        # Each line passes through its measured dot: the curve and the dot are the same measurement
+        # (retrieve + re-rank: one query against the corpus embedded once, as the dot was timed).
+        at_n = report.curve(sizes=(report.n,))
+        dots = {"cross_encoder": ce["extrapolated_s"], "bi_encoder": bi["total_s"],
+                "retrieve_rerank": report.rerank["retrieve_s"] + report.rerank["rerank_s"]}
+        for line, dot in dots.items():
+            assert at_n[line][0] == pytest.approx(dot, rel=0.02), (line, at_n[line][0], dot)
     assert large.bi_encoder["encode_s"] > small.bi_encoder["encode_s"]  # really encoded, not from the cache
+    tenfold = large.curve(sizes=(20_000,))["retrieve_rerank"][0]  # a query grows with the search only: far below
+    assert tenfold < large.curve(sizes=(20_000,))["bi_encoder"][0] / 10  # encoding the whole corpus again
     assert large.cross_encoder["extrapolated_s"] > 50 * small.cross_encoder["extrapolated_s"]
     json.dumps(large.as_json())
 

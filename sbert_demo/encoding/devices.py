@@ -53,6 +53,11 @@ class Hardware:
     cpu_threads: int = 1
     onnx: bool = False  # onnxruntime is installed
     cpu_name: str = ""
+    openvino: bool = False  # openvino is installed (it reads the ONNX graphs: needs onnx too)
+    nncf: bool = False  # nncf is installed (OpenVINO int8)
+
+
+ENGINES = {"torch": "PyTorch", "onnx": "ONNX Runtime", "openvino": "OpenVINO"}
 
 
 @dataclass(frozen=True)
@@ -60,23 +65,26 @@ class DeviceChoice:
     device: str  # "cuda", "mps" or "cpu"
     precision: str  # "bf16", "fp16", "fp32" or "int8" (ONNX only)
     name: str  # human-readable, e.g. "NVIDIA H100 (CUDA), bf16"
-    backend: str = "torch"  # "torch" or "onnx"
+    backend: str = "torch"  # "torch", "onnx" or "openvino"
 
     @property
     def runtime(self) -> str:
         """What produced the numbers, for every place that shows them, e.g. "ONNX Runtime int8, CPU (2 threads)"."""
         where, _, _ = self.name.rpartition(", ")
-        engine = "ONNX Runtime" if self.backend == "onnx" else "PyTorch"
-        return f"{engine} {self.precision}, {where or self.name}"
+        return f"{ENGINES.get(self.backend, self.backend)} {self.precision}, {where or self.name}"
 
     @property
     def cache_tag(self) -> str:
-        """The part of an embedding-cache key that says how vectors were computed (for ONNX int8 also
-        the quantisation recipe's version: a new recipe gives other vectors)."""
+        """The part of an embedding-cache key that says how vectors were computed (for int8 also the
+        quantisation recipe's version: a new recipe gives other vectors)."""
         if self.backend == "onnx" and self.precision == "int8":
             from .onnx_export import FORMATS, recipe
 
             return f"onnx|{recipe('int8')}-{FORMATS['int8']}|{self.device}"
+        if self.backend == "openvino" and self.precision == "int8":
+            from .openvino_export import FORMAT
+
+            return f"openvino|int8-{FORMAT}|{self.device}"
         return f"{self.backend}|{self.precision}|{self.device}"
 
     @property
@@ -126,6 +134,8 @@ def detect_hardware() -> Hardware:
         cpu_threads=torch.get_num_threads(),
         onnx=importlib.util.find_spec("onnxruntime") is not None,
         cpu_name=cpu_name(),
+        openvino=importlib.util.find_spec("openvino") is not None,
+        nncf=importlib.util.find_spec("nncf") is not None,
     )
 
 
@@ -172,9 +182,9 @@ def choose(
         elif precision == "bf16" and device == "cuda" and not hardware.cuda_bf16:
             raise ValueError("This GPU has no bf16 support; use fp16 or fp32.")
     elif device != "cpu":
-        if backend == "onnx" or precision == "int8":
-            raise ValueError("The ONNX back-end (and int8) runs on the CPU here; use device cpu, or back-end auto "
-                             "with precision auto.")
+        if backend in ("onnx", "openvino") or precision == "int8":
+            raise ValueError(f"The {ENGINES.get(backend, 'ONNX Runtime')} back-end (and int8) runs on the CPU here; "
+                             "use device cpu, or back-end auto with precision auto.")
         if precision == "auto":
             precision = "fp32" if device == "mps" else "bf16" if hardware.cuda_bf16 else "fp16"
         elif precision == "bf16" and device == "cuda" and not hardware.cuda_bf16:
@@ -191,6 +201,17 @@ def _cpu_choice(hardware: Hardware, backend: str, precision: str, fast: bool) ->
     """(back-end, precision) for a transformer on the CPU."""
     if precision == "fp16":
         raise ValueError("fp16 is not supported on the CPU; use bf16 or fp32.")
+    if backend == "openvino":  # asked for by name: OpenVINO on the project's ONNX graphs (:mod:`.openvino_encoder`)
+        if not (hardware.openvino and hardware.onnx):
+            raise ValueError("The OpenVINO back-end needs openvino and onnxruntime (it reads the ONNX graphs this "
+                             "app exports): pip install -r requirements.txt.")
+        if precision == "int8" and not hardware.nncf:
+            raise ValueError("OpenVINO int8 needs nncf, which quantises the model: pip install -r requirements.txt.")
+        if precision == "bf16" and not hardware.cpu_bf16:
+            raise ValueError("This CPU has no native bf16; use OpenVINO with precision fp32 or int8.")
+        if precision == "auto":
+            precision = "int8" if fast and hardware.nncf else "bf16" if hardware.cpu_bf16 else "fp32"
+        return "openvino", precision
     wants_onnx = backend == "onnx" or precision == "int8" or (
         backend == "auto" and precision == "auto" and not hardware.cpu_bf16)
     if backend == "torch" or not wants_onnx:

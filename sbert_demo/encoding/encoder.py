@@ -119,8 +119,8 @@ def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
 
     ``store`` receives each finished chunk, so an interrupted long run keeps what it computed.
     """
-    if loaded.device.backend == "onnx":
-        return _compute_onnx(loaded, texts, batch_size, progress, done, total, store)
+    if loaded.device.backend in ("onnx", "openvino"):  # a graph encoder: ONNX Runtime or OpenVINO
+        return _compute_graph(loaded, texts, batch_size, progress, done, total, store)
     import torch
 
     model = loaded.model
@@ -148,10 +148,10 @@ def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
     return out, truncated
 
 
-def _compute_onnx(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
+def _compute_graph(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
                   progress: Progress | None, done: int, total: int,
                   store: Callable[[list[str], np.ndarray, set[int]], None] | None) -> tuple[np.ndarray, set[int]]:
-    """:func:`_compute` for an :class:`~.onnx_encoder.OnnxEncoder`: its batches stream in, longest texts
+    """:func:`_compute` for a :class:`~.onnx_encoder.GraphEncoder` (ONNX Runtime, OpenVINO): its batches stream in, longest texts
     first, and are stored and reported every :data:`CHUNK` texts while the next ones run."""
     encoder = loaded.model
     clipped = [t[: encoder.max_seq_length * 100] for t in texts]  # as in _compute: bounds tokenizer work

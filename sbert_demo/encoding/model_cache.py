@@ -74,11 +74,14 @@ def runtime_for(entry: ModelEntry, identity: str | None, precision: str | None =
     if _measured(choice, matmul_heavy, identity, precision, backend):
         chosen = _decision(entry, identity, notify).for_path(fast)
         choice = devices.current(matmul_heavy=True, precision=chosen.precision, fast=fast, backend=chosen.backend)
-    if choice.backend != "onnx":
+    if choice.backend not in ("onnx", "openvino"):
         return choice
-    if (identity, "fp32") in onnx_failures:
+    if (identity, "fp32") in onnx_failures:  # no ONNX graph: neither ONNX Runtime nor OpenVINO can run it
         return devices.current(matmul_heavy=matmul_heavy, precision="fp32", backend="torch")
-    if (identity, choice.precision) in onnx_failures:
+    if choice.backend == "openvino" and (identity, f"openvino-{choice.precision}") in onnx_failures:
+        return devices.current(matmul_heavy=matmul_heavy, precision="int8" if choice.precision == "int8" else "fp32",
+                               backend="onnx")
+    if choice.backend == "onnx" and (identity, choice.precision) in onnx_failures:
         return devices.current(matmul_heavy=matmul_heavy, precision="fp32", backend="onnx")
     return choice
 
@@ -109,7 +112,7 @@ def _probe_embed(loaded: LoadedModel) -> runtime_choice.Embed:
     kind = kind_of(loaded.entry)
     if not kind.can(EMBEDS):
         return lambda texts: np.asarray(kind.score_pairs(loaded.model, texts[:-1], texts[1:]), dtype=np.float32)
-    if loaded.device.backend == "onnx":
+    if loaded.device.backend in ("onnx", "openvino"):  # a graph encoder (:class:`.onnx_encoder.GraphEncoder`)
         return lambda texts: loaded.model.embed(texts, batch_size=32)[0]
 
     def embed(texts: list[str]):
@@ -140,9 +143,8 @@ def _decision(entry: ModelEntry, identity: str, notify: Notify | None) -> runtim
         """The candidates loaded only to be timed leave the loaded-model cache (the winners stay warm)."""
         for measured in decision.measured:
             if measured.candidate not in (decision.lossless, decision.fast):
-                model_cache().pop(f"{identity}:onnx:{measured.candidate.precision}"
-                                  if measured.candidate.backend == "onnx"
-                                  else f"{identity}:cpu:{measured.candidate.precision}")
+                backend = measured.candidate.backend
+                model_cache().pop(f"{identity}:{'cpu' if backend == 'torch' else backend}:{measured.candidate.precision}")
 
     return runtime_choice.decided(settings().cache_dir, hardware, identity, entry.label, runs, notify, forget_losers)
 
@@ -160,6 +162,10 @@ def _remember_failure(entry: ModelEntry, identity: str, precision: str, exc: Exc
     if (identity, precision) in onnx_failures:
         return
     onnx_failures.put((identity, precision), str(exc))
+    if precision.startswith("openvino-"):
+        logger.warning("%s runs in ONNX Runtime instead of OpenVINO %s (%s: %s)", entry.label,
+                       precision.split("-", 1)[1], type(exc).__name__, exc)
+        return
     fallback = "ONNX Runtime fp32 (or PyTorch fp32, if that fails too)" if precision == "int8" else "PyTorch fp32"
     # Word-vector models (e.g. siamese GloVe trained here) have nothing to export: expected, not a problem.
     level = logging.INFO if "not a Hugging Face transformer" in str(exc) else logging.WARNING
@@ -203,6 +209,9 @@ def load(entry: ModelEntry | str | loading.ResolvedModel, registry: Registry | N
             model = model_cache().get_or_build(f"{identity}:{choice.device}:{choice.precision}", lambda: downloaded)
             return LoadedModel(entry=entry, model=model, identity=identity, device=choice)
 
+    if choice.backend == "openvino":
+        return _load_openvino(entry, status, identity, choice, registry, precision, fast, notify, backend,
+                              lambda: downloaded or build())
     if choice.backend == "onnx":
         from . import onnx_export
         from .onnx_encoder import OnnxEncoder
@@ -224,3 +233,33 @@ def load(entry: ModelEntry | str | loading.ResolvedModel, registry: Registry | N
             return load(entry, registry, precision, fast, notify, backend)
     model = model_cache().get_or_build(f"{identity}:{choice.device}:{choice.precision}", lambda: build(choice))
     return LoadedModel(entry=entry, model=model, identity=identity, device=choice)
+
+
+def _load_openvino(entry: ModelEntry, status, identity: str, choice: devices.DeviceChoice, registry, precision,
+                   fast: bool, notify: Notify | None, backend: str | None, torch_model) -> LoadedModel:
+    """:func:`load` on OpenVINO: the ONNX fp32 graph (built first if needed) compiled in fp32 or with the bf16
+    hint, or the int8 model NNCF makes from it (:mod:`.openvino_export`). If it cannot be made, the model
+    runs in ONNX Runtime, as if OpenVINO were not installed, and the log says why."""
+    from . import onnx_export, openvino_export
+    from .onnx_encoder import GRAPH
+    from .openvino_encoder import OpenVinoEncoder
+
+    cpu_bf16 = devices.detect_hardware().cpu_bf16
+
+    def build() -> OpenVinoEncoder:
+        say = (lambda step: notify(f"Preparing OpenVINO {choice.precision} for {entry.label} (once per model "
+                                   f"version): {step}")) if notify else None
+        source = onnx_export.ensure_artefact(settings().cache_dir, identity, "fp32", torch_model, say)
+        if choice.precision == "int8":
+            folder = openvino_export.ensure_int8(settings().cache_dir, identity, source, torch_model, cpu_bf16, say)
+            return OpenVinoEncoder(folder, folder / openvino_export.MODEL, "int8", cpu_bf16)
+        return OpenVinoEncoder(source, source / GRAPH, choice.precision, cpu_bf16)
+
+    try:
+        model = model_cache().get_or_build(f"{identity}:openvino:{choice.precision}", build)
+        return LoadedModel(entry=entry, model=model, identity=identity, device=choice)
+    except Exception as exc:  # no graph, NNCF or the check failed, OpenVINO cannot compile it ...
+        _remember_failure(entry, identity, f"openvino-{choice.precision}", exc)
+        if "could not be loaded" in str(exc):
+            raise
+        return load(entry, registry, precision, fast, notify, backend)

@@ -50,27 +50,22 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(cpu_workers(), thread_name_prefix="onnx")
 
 
-class OnnxEncoder:
-    """``embed(texts)`` -> (unit-length float32 vectors, positions the token limit cut short)."""
+class GraphEncoder:
+    """``embed(texts)`` -> (unit-length float32 vectors, positions the token limit cut short), for a
+    transformer exported as a graph: the tokenising, length-sorted batching and in-order streaming over
+    the shared pool, for any runtime that runs one batch (:meth:`_run`) on one core at a time
+    (ONNX Runtime here, OpenVINO in :mod:`.openvino_encoder`)."""
 
     def __init__(self, folder: Path, threads: int | None = None):
-        import onnxruntime as ort
         from transformers import AutoTokenizer
 
         manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
         self.folder = Path(folder)
-        self.precision = manifest["precision"]
         self.max_seq_length = manifest["max_seq_length"]
         self.dimension = manifest["dimension"]
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.pad_id = self.tokenizer.pad_token_id or 0
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(self.folder / GRAPH), options, providers=["CPUExecutionProvider"])
         self.threads = threads or cpu_workers()
-        self.size_mb = (self.folder / GRAPH).stat().st_size / 2**20
 
     def get_embedding_dimension(self) -> int:
         return self.dimension
@@ -81,14 +76,19 @@ class OnnxEncoder:
         cut = {i for i, encoding in enumerate(batch.encodings) if encoding.overflowing}
         return batch["input_ids"], cut
 
-    def _run(self, ids: list[list[int]]) -> np.ndarray:
+    def padded(self, ids: list[list[int]]) -> dict[str, np.ndarray]:
+        """The graph's inputs for one batch, padded to its longest text."""
         longest = max(len(row) for row in ids)
         input_ids = np.full((len(ids), longest), self.pad_id, dtype=np.int64)
         mask = np.zeros((len(ids), longest), dtype=np.int64)
         for row, tokens in enumerate(ids):
             input_ids[row, : len(tokens)] = tokens
             mask[row, : len(tokens)] = 1
-        return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+        return {"input_ids": input_ids, "attention_mask": mask}
+
+    def _run(self, ids: list[list[int]]) -> np.ndarray:
+        """The sentence embeddings (before normalising) of one batch of token ids."""
+        raise NotImplementedError
 
     def stream(self, texts: list[str],
                batch_size: int = 32) -> tuple[set[int], Iterator[tuple[np.ndarray, np.ndarray]]]:
@@ -131,3 +131,22 @@ class OnnxEncoder:
         for positions, vectors in batches:
             out[positions] = vectors
         return out, cut
+
+
+class OnnxEncoder(GraphEncoder):
+    """An ONNX Runtime artefact (:mod:`.onnx_export`): one session, one intra-op thread per call."""
+
+    def __init__(self, folder: Path, threads: int | None = None):
+        import onnxruntime as ort
+
+        super().__init__(folder, threads)
+        self.precision = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))["precision"]
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(self.folder / GRAPH), options, providers=["CPUExecutionProvider"])
+        self.size_mb = (self.folder / GRAPH).stat().st_size / 2**20
+
+    def _run(self, ids: list[list[int]]) -> np.ndarray:
+        return self.session.run(None, self.padded(ids))[0]

@@ -45,7 +45,8 @@ from .devices import Hardware
 
 logger = logging.getLogger(__name__)
 
-FORMAT = "4"  # bump when the measurement or a candidate changes: older decisions are measured again
+FORMAT = "5"  # bump when the measurement or a candidate changes: older decisions are measured again
+# "5": the OpenVINO candidates
 # The largest change of any of the 8,128 pairwise cosines of the timed sentences against PyTorch fp32.
 # What it stands for is STSb Spearman within 0.3 (fast) and 0.05 (lossless). Measured (Xeon, VNNI):
 # mpnet int8 with 8-bit weights 0.064 at Spearman +0.06 to +0.23, with every matrix in int8 0.217 at +0.47;
@@ -66,7 +67,9 @@ class Candidate:
 
     @property
     def label(self) -> str:
-        return f"{'ONNX Runtime' if self.backend == 'onnx' else 'PyTorch'} {self.precision}"
+        from .devices import ENGINES
+
+        return f"{ENGINES.get(self.backend, self.backend)} {self.precision}"
 
     @property
     def lossless(self) -> bool:
@@ -151,13 +154,37 @@ class Decision:
 
 def candidates(hardware: Hardware, onnx: bool = True) -> tuple[Candidate, ...]:
     """What may run a transformer on this CPU, the reference (PyTorch fp32) first (``onnx=False``: a
-    model that runs in PyTorch only, e.g. a cross-encoder)."""
+    model that runs in PyTorch only, e.g. a cross-encoder). OpenVINO reads the ONNX graphs, so it is a
+    candidate where ONNX Runtime is; its bf16 hint only where the CPU has native bf16 (emulated, it is
+    slower than fp32), its int8 where NNCF is installed."""
     found = [REFERENCE]
     if hardware.cpu_bf16:  # emulated bf16 is slower than fp32 everywhere: not worth timing
         found.append(Candidate("torch", "bf16"))
     if hardware.onnx and onnx:
         found += [Candidate("onnx", "fp32"), Candidate("onnx", "int8")]
+        if hardware.openvino:
+            found.append(Candidate("openvino", "fp32"))
+            if hardware.cpu_bf16:
+                found.append(Candidate("openvino", "bf16"))
+            if hardware.nncf:
+                found.append(Candidate("openvino", "int8"))
     return tuple(found)
+
+
+def left_out(hardware: Hardware, onnx: bool = True) -> tuple[str, ...]:
+    """Why runtimes that could run elsewhere are not candidates on this machine, as sentences."""
+    if not onnx:
+        return ()
+    why = []
+    if not hardware.onnx:
+        why.append("ONNX Runtime (and OpenVINO, which reads its graphs) left out: onnxruntime is not installed.")
+    elif not hardware.openvino:
+        why.append("OpenVINO left out: openvino is not installed here (pip install -r requirements.txt).")
+    elif not hardware.nncf:
+        why.append("OpenVINO int8 left out: nncf is not installed here.")
+    if hardware.onnx and hardware.openvino and not hardware.cpu_bf16:
+        why.append("OpenVINO bf16 left out: this CPU has no native bf16 (emulated it is slower than fp32).")
+    return tuple(why)
 
 
 def pick(measured: tuple[Measured, ...], fast: bool) -> Candidate:
@@ -180,15 +207,16 @@ def machine_identity(hardware: Hardware) -> str:
     2 threads | torch 2.13.0 | onnxruntime 1.23.2"."""
     import torch
 
-    try:
-        import onnxruntime
-
-        ort = onnxruntime.__version__
-    except ImportError:
-        ort = "none"
+    versions = {}
+    for name in ("onnxruntime", "openvino", "nncf"):
+        try:
+            versions[name] = __import__(name).__version__
+        except ImportError:
+            versions[name] = "none"
     flags = " ".join(f for f in RELEVANT_FLAGS if f in cpu_flags())
     return (f"{hardware.cpu_name} | {flags or 'no listed flags'} | {hardware.cpu_threads} threads | "
-            f"torch {torch.__version__} | onnxruntime {ort}")
+            f"torch {torch.__version__} | onnxruntime {versions['onnxruntime']} | openvino {versions['openvino']} | "
+            f"nncf {versions['nncf']}")
 
 
 def _digest(text: str) -> str:

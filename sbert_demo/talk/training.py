@@ -71,6 +71,9 @@ def stored() -> TrainingRun | None:
     path = _record_path()
     try:
         values = json.loads(path.read_text(encoding="utf-8")) if path else None
+        if isinstance(values, dict):  # JSON keeps (step, value) pairs as lists
+            values.update(losses=[tuple(x) for x in values.get("losses", [])],
+                          evals=[tuple(x) for x in values.get("evals", [])])
         run = TrainingRun(**values) if isinstance(values, dict) else None
     except (OSError, ValueError, TypeError):
         return None

@@ -1,0 +1,76 @@
+"""Sentence embeddings with OpenVINO, from the project's own graphs: the ONNX fp32 artefact
+(:mod:`.onnx_export`, read as it is) or the int8 model NNCF made from it (:mod:`.openvino_export`).
+
+Three runtimes, each a candidate of :mod:`.runtime_choice` (measured like the others, kept only where
+it is the fastest that keeps the numbers):
+
+* **fp32**: the ONNX graph compiled for the CPU in fp32;
+* **bf16**: the same graph with OpenVINO's bf16 inference-precision hint, on CPUs with native bf16
+  (AVX512-BF16; AMX where present): OpenVINO keeps accuracy-sensitive parts (softmax, layer norms)
+  in fp32 itself;
+* **int8**: NNCF's post-training quantisation, its remaining fp32 parts with the bf16 hint where the
+  CPU has native bf16.
+
+Batching as ONNX Runtime's (:class:`~.onnx_encoder.GraphEncoder`: length-sorted batches, one per
+core on the shared pool, in order): the model is compiled for throughput with one stream per core
+and one thread per stream, and each pool thread keeps its own infer request. Compiled models are
+kept in ``<cache>/openvino/compiled`` (OpenVINO's model cache), so a restart does not compile again.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from ..config import settings
+from ..shared import process_wide
+from .onnx_encoder import GraphEncoder
+
+# OpenVINO's inference precision for each runtime of ours; int8 runs its quantised operations in
+# int8 whatever the hint, and its other operations in bf16 where the CPU has it (hint_for).
+HINTS = {"fp32": "f32", "bf16": "bf16"}
+
+
+def hint_for(precision: str, cpu_bf16: bool) -> str:
+    if precision == "int8":
+        return "bf16" if cpu_bf16 else "f32"
+    return HINTS[precision]
+
+
+@process_wide
+def core():
+    """The process's OpenVINO runtime, its compiled-model cache in the cache folder."""
+    import openvino as ov
+
+    runtime = ov.Core()
+    folder = settings().cache_dir / "openvino" / "compiled"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        runtime.set_property({"CACHE_DIR": str(folder)})
+    except OSError:  # a read-only cache folder: compiled at every start instead
+        pass
+    return runtime
+
+
+class OpenVinoEncoder(GraphEncoder):
+    """``folder`` holds the tokenizer and manifest, ``graph`` the model (``.onnx`` or ``.xml``)."""
+
+    def __init__(self, folder: Path, graph: Path, precision: str, cpu_bf16: bool, threads: int | None = None):
+        super().__init__(folder, threads)
+        self.precision = precision
+        self.hint = hint_for(precision, cpu_bf16)
+        config = {"INFERENCE_PRECISION_HINT": self.hint, "PERFORMANCE_HINT": "THROUGHPUT",
+                  "NUM_STREAMS": str(self.threads), "INFERENCE_NUM_THREADS": self.threads}
+        self.compiled = core().compile_model(str(graph), "CPU", config)
+        self.output = self.compiled.output(0)
+        self.size_mb = sum(p.stat().st_size for p in Path(graph).parent.glob(Path(graph).stem + ".*")) / 2**20
+        self._local = threading.local()
+
+    def _run(self, ids: list[list[int]]) -> np.ndarray:
+        request = getattr(self._local, "request", None)
+        if request is None:  # one per thread of the pool: requests of one compiled model run side by side
+            request = self._local.request = self.compiled.create_infer_request()
+        result = request.infer(self.padded(ids))
+        return np.array(result[self.output], dtype=np.float32)  # a copy: the request reuses its buffer

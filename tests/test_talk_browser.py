@@ -1,0 +1,197 @@
+"""The talk on stage, in headless Chromium (slow: the machine is prepared first, as setup.sh does).
+
+* **Rehearsal**: the presenter view at 1280x720 goes through all eight steps forward and back with key
+  presses 0.3 s apart, is reloaded in the middle of step 7, and gets a burst of random key presses;
+  after each, the step on screen, in the address and in the QR code's link agree, and the step is the
+  one the keys count to; step 7 trains at most once; no step leaves an empty frame for more than 0.5 s.
+* **Layout**: every step and every tab at a laptop (1366x768), a projector (1280x720) and a phone
+  (390x844): no text cut by its box or figure, no two texts of a figure over each other, nothing
+  wider than the screen (``tests/browser_assets/text_problems.js`` measures it in the DOM).
+  Screenshots in ``test-artifacts/`` (look at them).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_browser import ARTIFACTS, REPO, browser, free_port, serve  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SIZES = {"laptop": (1366, 768), "projector": (1280, 720), "phone": (390, 844)}
+STEPS = 8
+TEXT_PROBLEMS = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
+LOG = "server-talk.log"
+# What the page shows as the step: the title's counter, the address's step and the QR code's link.
+WHERE = """() => ({
+  title: ((document.querySelector('#talk-title') || {}).innerText || '').match(/(\\d+) \\/ 8/)?.[1] || null,
+  address: new URLSearchParams(location.search).get('step'),
+  qr: ((document.querySelector('#talk-qr') || {}).innerText || '').match(/step=(\\d+)/)?.[1] || null,
+})"""
+# The longest time the figure's place was empty: no figure, no progress box, no title slide, no room row.
+WATCH_EMPTY = """() => {
+  const seen = (id) => { const e = document.getElementById(id); return e && e.offsetParent !== null; };
+  window.__emptySince = null; window.__longestEmpty = 0;
+  setInterval(() => {
+    const something = document.querySelector('#talk-left .js-plotly-plot') && seen('talk-left')
+      || seen('talk-waiting') || seen('talk-intro-box') || seen('talk-room-row');
+    const now = performance.now();
+    if (something) { window.__emptySince = null; return; }
+    if (window.__emptySince === null) { window.__emptySince = now; }
+    window.__longestEmpty = Math.max(window.__longestEmpty, now - window.__emptySince);
+  }, 25);
+}"""
+
+
+@pytest.fixture(scope="module")
+def talk_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[tuple[str, Path]]:
+    """The app on a machine prepared for the talk (``prepare``: the talk's two models, every step kept,
+    its training run kept), as ``scripts/setup.sh`` leaves it."""
+    root = tmp_path_factory.mktemp("talk-app")
+    env = {**os.environ, "SBERT_DEMO_DATA": str(shipped_data), "SBERT_DEMO_CACHE": str(root / "cache"),
+           "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
+           "GRADIO_ANALYTICS_ENABLED": "False"}
+    for name in ("SBERT_DEMO_PRECISION", "SBERT_DEMO_BACKEND", "SBERT_DEMO_RUNTIME_CHOICE", "SBERT_DEMO_DEVICE",
+                 "SBERT_DEMO_FIT_SENTENCES", "GRADIO_SERVER_PORT", "SPACE_ID"):
+        env.pop(name, None)
+    prepared = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--models",
+                               "glove-6b-50d,all-MiniLM-L6-v2"], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=1800)
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    assert "every step opens at once" in prepared.stderr
+    for url in serve(env, ["--port", str(free_port())], LOG):
+        yield url, root / "cache"
+
+
+def open_talk(browser, url: str, size: tuple[int, int], link: str = "?view=talk"):
+    phone = size[0] < 640
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone,
+                                  device_scale_factor=2 if phone else 1)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(url + link)
+    page.wait_for_selector("#talk-next", state="visible")
+    return context, page
+
+
+def settle(page, step: int) -> dict:
+    """Wait until the title, the address and the QR code all say ``step`` (1-based) and its figure (or the
+    room's row) is drawn; return what the page says."""
+    page.wait_for_function(f"(() => {{ const w = ({WHERE})(); return w.title === '{step}' && w.address === '{step}' "
+                           f"&& w.qr === '{step}'; }})()", timeout=60_000)
+    page.wait_for_function("document.querySelector('#talk-left .js-plotly-plot') && "
+                           "document.querySelector('#talk-left').offsetParent !== null || "
+                           "document.querySelector('#talk-room-row').offsetParent !== null", timeout=60_000)
+    page.wait_for_timeout(700)  # page.js sizes the figure to the screen
+    return page.evaluate(WHERE)
+
+
+def test_every_step_fits_each_screen(browser, talk_app) -> None:
+    url, _ = talk_app
+    problems = {}
+    for name, size in SIZES.items():
+        context, page = open_talk(browser, url, size)
+        page.wait_for_selector("#talk-intro-box", state="visible")
+        problems[(name, 0)] = page.evaluate(TEXT_PROBLEMS)
+        for step in range(1, STEPS + 1):
+            page.keyboard.press("ArrowRight")
+            settle(page, step)
+            problems[(name, step)] = page.evaluate(TEXT_PROBLEMS)
+            page.screenshot(path=str(ARTIFACTS / f"talk-{name}-{step}.png"))
+        context.close()
+    assert not {where: found for where, found in problems.items() if found}
+
+
+def test_a_rehearsal_with_key_presses_a_reload_and_mashing(browser, talk_app) -> None:
+    url, cache = talk_app
+    context, page = open_talk(browser, url, SIZES["projector"])
+    page.evaluate(WATCH_EMPTY)
+    kept_run = next((cache / "talk").glob("training-*.json"))
+    kept_at = kept_run.stat().st_mtime
+    for step in range(1, STEPS + 1):  # forward, a key every 0.3 s
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+    assert settle(page, STEPS) == {"title": "8", "address": "8", "qr": "8"}
+    for _ in range(STEPS - 1):  # and back
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_timeout(300)
+    assert settle(page, 1)["title"] == "1"
+    for _ in range(6):  # to step 7, and a reload in the middle of it
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+    settle(page, 7)
+    page.reload()
+    page.wait_for_selector("#talk-next", state="visible")
+    page.evaluate(WATCH_EMPTY)
+    assert settle(page, 7) == {"title": "7", "address": "7", "qr": "7"}
+    assert "after" in page.inner_text("#talk-caption")  # the kept run, replayed
+    rng = random.Random(31)
+    expected = 7
+    for _ in range(40):  # mashing: ← and → at random, 0 to 0.15 s apart
+        key = rng.choice(["ArrowLeft", "ArrowRight"])
+        expected = max(1, min(STEPS, expected + (1 if key == "ArrowRight" else -1)))
+        page.keyboard.press(key)
+        page.wait_for_timeout(rng.randint(0, 150))
+    assert settle(page, expected) == {"title": str(expected), "address": str(expected), "qr": str(expected)}
+    page.wait_for_timeout(3000)  # nothing stale arrives afterwards
+    assert page.evaluate(WHERE)["title"] == str(expected)
+    assert page.evaluate("window.__longestEmpty") <= 500
+    log = (ARTIFACTS / LOG).read_text(encoding="utf-8")
+    assert len(re.findall(r"Started training job", log)) <= 1 and kept_run.stat().st_mtime == kept_at
+    assert "Traceback" not in log
+    context.close()
+
+
+TABS = {  # tab: (deep link, main button or None, true once its result is on the page)
+    "explore": ("?tab=explore&set=paraphrase-questions&models=glove-6b-50d,glove-6b-50d%2Bwhiten,all-MiniLM-L6-v2",
+                "#explore-run", "document.querySelectorAll('.map .js-plotly-plot').length >= 3"),
+    "corpus": ("?tab=corpus", None, None),
+    "sts": ("?tab=sts&models=glove-6b-50d,all-MiniLM-L6-v2", "#sts-run",
+            "document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 2"),
+    "table1": ("?tab=table1&models=glove-6b-50d,glove-6b-50d%2Bwhiten,all-MiniLM-L6-v2", "#table1-run",
+               "(document.querySelector('#table1-status') || {innerText: ''}).innerText.includes('Done')"),
+    "cost": ("?tab=cost", "#cost-run", "document.querySelectorAll('#cost-plot .js-plotly-plot').length === 1"),
+    "why": ("?tab=why", None, None),
+    "train": ("?tab=train", None, None),
+    "models": ("?tab=models", None, None),
+    "audience": ("?tab=audience", "#board-create", "document.querySelector('#board-invite img')"),
+}
+
+
+def test_every_tab_fits_each_screen(browser, talk_app) -> None:
+    url, _ = talk_app
+    problems = {}
+    for name, size in SIZES.items():
+        for tab, (link, button, done) in TABS.items():
+            context, page = open_talk_tab(browser, url, size, link)
+            if tab == "cost":  # a smaller corpus than the default 10,000: the same page, sooner
+                page.fill("#cost-n input[type=number]", "1000")
+                page.keyboard.press("Enter")
+            if button:
+                page.locator(button).scroll_into_view_if_needed()
+                page.click(button)
+                page.wait_for_function(done, timeout=300_000)
+                page.wait_for_timeout(1500)
+            problems[(name, tab)] = page.evaluate(TEXT_PROBLEMS)
+            page.screenshot(path=str(ARTIFACTS / f"tab-{tab}-{name}.png"))
+            context.close()
+    assert not {where: found for where, found in problems.items() if found}
+
+
+def open_talk_tab(browser, url: str, size: tuple[int, int], link: str):
+    phone = size[0] < 640
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone,
+                                  device_scale_factor=2 if phone else 1)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(url + link)
+    page.wait_for_selector("#explore-run", state="attached")
+    page.wait_for_timeout(2500)  # the link's tab selected and its pickers filled
+    return context, page
