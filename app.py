@@ -29,9 +29,10 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
     quiet_libraries()
-    from sbert_demo.ui.app import build_app, configure_queue, launch_options
+    from sbert_demo.ui.app import build_app, configure_queue, draw_first_page, launch_options
 
     demo = configure_queue(build_app())
+    draw_first_page()  # on a prepared machine: the default page drawn before anyone can ask for it
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, **launch_options())
 
 

@@ -61,6 +61,7 @@ class Settings:
     hub_offline: bool = False  # HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE, HF_DATASETS_OFFLINE)
     hub_endpoint: str = "https://huggingface.co"  # HF_ENDPOINT
     runtime_choice: str = "measure"  # SBERT_DEMO_RUNTIME_CHOICE: measure the CPU runtimes, or the CPU-flag rules
+    inference_threads: int | None = None  # SBERT_DEMO_INFERENCE_THREADS; None: every core this process may use
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
@@ -88,6 +89,8 @@ class Settings:
             hub_endpoint=(env.get("HF_ENDPOINT", "") or "https://huggingface.co").rstrip("/"),
             runtime_choice=_choice("SBERT_DEMO_RUNTIME_CHOICE", env.get("SBERT_DEMO_RUNTIME_CHOICE", "") or "measure",
                                    RUNTIME_CHOICES),
+            inference_threads=(max(1, _whole("SBERT_DEMO_INFERENCE_THREADS", env["SBERT_DEMO_INFERENCE_THREADS"]))
+                               if env.get("SBERT_DEMO_INFERENCE_THREADS", "").strip() else None),
         )
         return built.replace(**{name: value for name, value in flags.items() if value is not None})
 

@@ -177,7 +177,7 @@ def test_pca_keeps_small_sets_neighbours_as_faithfully_as_umap_and_umap_wins_abo
 
     from sbert_demo.data.benchmarks import sts_split
     from sbert_demo.encoding.encoder import encode
-    from sbert_demo.explore.projection import _umap_2d
+    from sbert_demo.explore.projection import umap_2d
     from sbert_demo.explore.similarity import normalize_rows
 
     dev = sts_split("dev")
@@ -188,7 +188,7 @@ def test_pca_keeps_small_sets_neighbours_as_faithfully_as_umap_and_umap_wins_abo
                 for model in ("glove-6b-50d", "all-MiniLM-L6-v2") for i in range(0, 8 * size, size)]
         pca = [trustworthiness(u, PCA(2, svd_solver="full").fit_transform(u), n_neighbors=5, metric="cosine")
                for u in sets]
-        umap = [trustworthiness(u, _umap_2d(u, 42), n_neighbors=5, metric="cosine") for u in sets]
+        umap = [trustworthiness(u, umap_2d(u, 42), n_neighbors=5, metric="cosine") for u in sets]
         return float(np.mean(pca)), float(np.mean(umap))
 
     pca, umap = mean_trust(20)

@@ -7,7 +7,7 @@ exit status 2, never a traceback. One module per group of commands: :mod:`.evalu
 (``board export``), :mod:`.prepare` (``prepare``); :mod:`.output`
 formats what they print.
 
-May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, talk.
+May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, talk, corpus.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from ..config import Settings, quiet_libraries, use_settings
-from . import analysis, board, evaluate, prepare, train
+from . import analysis, board, corpus, evaluate, prepare, train
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_train_parser(commands)
     board.add_parsers(commands)
     prepare.add_parsers(commands)
+    corpus.add_parsers(commands)
     return parser
 
 

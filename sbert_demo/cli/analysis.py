@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from .corpus import add_corpus_flags
 from .output import format_table, progress_bar
 
 
@@ -75,14 +76,23 @@ def cmd_anisotropy(args: argparse.Namespace) -> int:
 
 
 def cmd_map(args: argparse.Namespace) -> int:
-    from ..data.corpora import read_corpus, stsb_corpus
+    from ..corpus.large_map import as_corpus, map_large_corpus
+    from ..corpus.library import open_corpus
+    from ..data.corpora import MAX_CORPUS_SENTENCES, stsb_corpus
     from ..explore.corpus_map import map_corpus
+    from .corpus import spec_from
 
     keys = _keys(args.models)
-    corpus = read_corpus(args.file, args.text_column, args.label_column) if args.file else stsb_corpus()
+    spec = spec_from(args)
+    with progress_bar("reading") as progress:
+        large = open_corpus(spec, progress=progress) if spec else None
+    corpus = as_corpus(large) if large is not None else stsb_corpus()
     print(corpus.describe(), file=sys.stderr)
     with progress_bar("mapping") as progress:
-        result = map_corpus(corpus, keys, args.k, progress=progress)
+        if large is not None and len(large) > MAX_CORPUS_SENTENCES:  # laid out from a sample, kept on disk
+            result = map_large_corpus(large, keys, args.k, progress=progress)
+        else:
+            result = map_corpus(corpus, keys, args.k, progress=progress)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     for model in result.succeeded:
@@ -114,12 +124,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     cone.add_argument("--json", help="write results as JSON to this file")
     cone.set_defaults(run=cmd_anisotropy)
 
-    corpus = commands.add_parser("map", help="a corpus map (up to 20,000 sentences): k-means clusters and their "
+    corpus = commands.add_parser("map", help="a corpus map (up to 1,000,000 sentences): k-means clusters and their "
                                              "words, 2-D coordinates as JSON")
     corpus.add_argument("--models", required=True, help="comma-separated registry keys (up to 4)")
-    corpus.add_argument("--file", help=".txt, .csv, .tsv or .parquet corpus (default: the STSb sentences)")
-    corpus.add_argument("--text-column", help="the text column (default: found by name)")
-    corpus.add_argument("--label-column", help="the label column (default: found by name; '' for none)")
+    corpus.add_argument("--file", help=".txt, .csv, .tsv, .parquet or .jsonl corpus, or a folder of Parquet files "
+                                       "(default: the STSb sentences)")
     corpus.add_argument("--k", type=int, default=12, help="k-means clusters (2-40, default 12)")
+    add_corpus_flags(corpus)
     corpus.add_argument("--json", help="write coordinates, clusters and words as JSON to this file")
     corpus.set_defaults(run=cmd_map)

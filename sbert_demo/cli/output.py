@@ -38,7 +38,7 @@ def progress_bar(what: str) -> Iterator[Callable[[float, str], None]]:
 
     with tqdm(total=100, desc=what, unit="%", file=sys.stderr, dynamic_ncols=True) as bar:
         def progress(fraction: float, doing: str) -> None:
-            bar.set_description(doing[:60])
+            bar.set_description(doing[:90])
             bar.update(max(0, round(100 * fraction) - bar.n))
 
         yield progress

@@ -39,6 +39,12 @@ SMALL_BATCH = 4  # below this, a batch's fixed cost outweighs the padding it sav
 
 
 def cpu_workers() -> int:
+    """Cores this process runs graph batches on: ``SBERT_DEMO_INFERENCE_THREADS`` (a Ray worker sharing a
+    machine takes one), else every core it may use."""
+    from ..config import settings
+
+    if settings().inference_threads:
+        return settings().inference_threads
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux

@@ -56,3 +56,9 @@ def enable() -> int:
         enabled_for.put(str(folder), True)
         logger.info("numba compile cache for %d UMAP functions in %s", count, folder)
         return count
+
+
+def compiled_here() -> bool:
+    """Whether UMAP's kernels were compiled into this cache folder already (files only; imports nothing)."""
+    folder = settings().cache_dir / "numba"
+    return folder.is_dir() and any(folder.rglob("*.nbi"))

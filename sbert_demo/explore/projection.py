@@ -88,7 +88,7 @@ def project_2d(embeddings: np.ndarray, random_state: int = 42) -> Projection:
     from . import map_cache
 
     coords = map_cache.maps.get_or_build(unit, _map_settings(unit, random_state),
-                                         lambda: _umap_2d(unit, random_state))
+                                         lambda: umap_2d(unit, random_state))
     if not np.isfinite(coords).all():
         logger.warning("UMAP returned non-finite coordinates for %d points; using PCA.", n)
         note = "UMAP could not lay out these embeddings, showing PCA instead."
@@ -141,7 +141,8 @@ def exact_neighbours(unit: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return indices, np.clip(distances.astype(np.float32) ** 2 / 2, 0.0, 2.0)
 
 
-def _umap_2d(unit: np.ndarray, random_state: int) -> np.ndarray:
+def umap_2d(unit: np.ndarray, random_state: int) -> np.ndarray:
+    """UMAP of unit rows to 2-D (cosine; exact neighbours from :data:`EXACT_KNN_MIN` rows), no cache."""
     import warnings
 
     from . import numba_cache

@@ -233,6 +233,18 @@ def _map_figure(model: dict, data: dict, colour_by: str) -> object | None:
 
 # --- layout and wiring ---------------------------------------------------------------------------
 
+def default_request() -> tuple:
+    """The arguments of the page's first Explore request as it opens (example, models, query, colouring,
+    clustering): what most first visitors send, and what the app draws before it serves the page."""
+    available = set(default_models(("naive", "siamese", "fine-tuned")))
+    return (EXAMPLE_SETS[DEFAULT_EXAMPLE].text, [k for k in DEFAULT_MODELS if k in available], 0, "groups", "kmeans")
+
+
+def draw_default_page() -> None:
+    """The default request's page drawn and kept (:data:`pages`): its first visitor gets it at once."""
+    run_explore(*default_request(), progress=lambda *args, **kwargs: None)
+
+
 def build_tab() -> TabParts:
     """Build the Explore tab inside the current ``gr.Tab``; returns what to refresh when it is shown
     and what a link can set."""
@@ -255,8 +267,7 @@ def build_tab() -> TabParts:
                                       info="One per line; an optional group label before a '|' "
                                            "(e.g. travel | How do I renew my passport?)", elem_id="explore-text")
                 with gr.Column(scale=2):
-                    available = set(default_models(("naive", "siamese", "fine-tuned")))
-                    models = model_dropdown([k for k in DEFAULT_MODELS if k in available], MAX_MODELS,
+                    models = model_dropdown(default_request()[1], MAX_MODELS,
                                             label="Models (up to 4)", info="Naive (orange) vs. siamese SBERT (blue).",
                                             elem_id="explore-models")
                     # The main button right under the models: on a laptop's first screen, options below it.

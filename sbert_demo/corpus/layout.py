@@ -1,0 +1,99 @@
+"""A 2-D layout of up to a million sentences: UMAP fitted on a sample, every other sentence placed among
+its nearest sampled neighbours.
+
+UMAP on a million points is out of reach for two cores (its neighbour graph alone takes hours), so it
+is fitted on :data:`SAMPLE` sentences drawn at random (its own exact 15-nearest-neighbour graph, as the
+corpus map uses up to 20,000 sentences, :mod:`sbert_demo.explore.projection`); each other sentence is
+placed at the similarity-weighted mean of its :data:`PLACE_K` nearest sampled sentences' positions,
+found with an HNSW index (usearch) over the sample. That is how UMAP's own ``transform`` starts a new
+point, without its extra optimisation epochs, which cost ~10x as much here and changed the
+trustworthiness by less than the spread between runs (bench/corpus.py ``--layout-check`` measures it
+on a 100,000-sentence corpus against UMAP fitted on all of it).
+
+Example::
+
+    >>> import numpy as np
+    >>> unit = np.random.default_rng(0).normal(size=(300, 16)).astype(np.float32)
+    >>> unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    >>> coords, sample = layout_rows(unit, sample_size=100)
+    >>> coords.shape, len(sample)
+    ((300, 2), 100)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..explore.projection import umap_2d
+from .embed import Embedded
+from .sources import Progress
+
+SAMPLE = 25_000  # sentences UMAP is fitted on (measured: 5 min for 25,000 would be 50,000's ~12 min here)
+PLACE_K = 10  # sampled neighbours a placed sentence takes its position from
+SEED = 42
+
+
+def sample_rows(n: int, size: int, seed: int = SEED) -> np.ndarray:
+    """``size`` row numbers of ``n`` (all of them when there are fewer), sorted."""
+    if n <= size:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+
+
+def _index(vectors: np.ndarray):
+    from usearch.index import Index
+
+    index = Index(ndim=vectors.shape[1], metric="cos", dtype="f32", connectivity=16, expansion_add=64,
+                  expansion_search=64)
+    index.add(np.arange(len(vectors)), np.ascontiguousarray(vectors, dtype=np.float32), threads=0)
+    return index
+
+
+def place(index, sample_coords: np.ndarray, vectors: np.ndarray, k: int = PLACE_K) -> np.ndarray:
+    """Positions of ``vectors`` among the sampled ones: the mean of their ``k`` nearest sampled sentences'
+    positions, weighted by similarity (a sentence in the sample lands on its own point)."""
+    found = index.search(np.ascontiguousarray(vectors, dtype=np.float32), k, threads=0)
+    keys = np.asarray(found.keys, dtype=np.int64).reshape(len(vectors), -1)
+    distances = np.asarray(found.distances, dtype=np.float32).reshape(len(vectors), -1)
+    weights = np.clip(1.0 - distances, 1e-6, None) ** 4  # the nearest dominate; a duplicate takes all
+    weights[distances <= 1e-6] = 1e6
+    return (weights[:, :, None] * sample_coords[keys]).sum(axis=1) / weights.sum(axis=1, keepdims=True)
+
+
+def layout_rows(unit: np.ndarray, sample_size: int = SAMPLE, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
+    """(coordinates of every row, the sampled row numbers) for vectors held in memory (tests, small corpora)."""
+    sample = sample_rows(len(unit), sample_size, seed)
+    coords = np.empty((len(unit), 2), dtype=np.float32)
+    coords[sample] = umap_2d(unit[sample].astype(np.float32), seed)
+    if len(sample) < len(unit):
+        rest = np.setdiff1d(np.arange(len(unit)), sample)
+        coords[rest] = place(_index(unit[sample]), coords[sample], unit[rest])
+    return coords, sample
+
+
+def layout(embedded: Embedded, sample_size: int = SAMPLE, seed: int = SEED,
+           progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(coordinates of every sentence as float32, the sampled row numbers), reading the shards twice (the
+    sample, then every shard to place), never the whole corpus in memory as float32."""
+    say = progress or (lambda fraction, what: None)
+    n = embedded.n
+    sample = sample_rows(n, sample_size, seed)
+    vectors = np.empty((len(sample), embedded.dimension), dtype=np.float32)
+    for shard, shard_vectors in embedded.vectors():
+        inside = (sample >= shard.start) & (sample < shard.end)
+        vectors[inside] = shard_vectors[sample[inside] - shard.start]
+    say(0.05, f"{embedded.label}: UMAP on a sample of {len(sample):,} sentences")
+    coords = np.empty((n, 2), dtype=np.float32)
+    sample_coords = umap_2d(vectors, seed).astype(np.float32)
+    coords[sample] = sample_coords
+    if len(sample) == n:
+        return coords, sample
+    say(0.6, f"{embedded.label}: placing the other {n - len(sample):,} sentences beside their nearest sampled ones")
+    index = _index(vectors)
+    for shard, shard_vectors in embedded.vectors():
+        rows = np.arange(shard.start, shard.end)
+        outside = ~np.isin(rows, sample, assume_unique=True)
+        if outside.any():
+            coords[rows[outside]] = place(index, sample_coords, shard_vectors[outside])
+        say(0.6 + 0.4 * shard.end / n, f"{embedded.label}: placed {shard.end:,} of {n:,}")
+    return coords, sample

@@ -1,0 +1,122 @@
+"""A corpus embedded past one machine: Ray Data's ``map_batches`` over a pool of actors.
+
+Each actor loads the model once, on the runtime this project chooses on its node (the measured one,
+as a single process would: the decision files of the shared cache folder, or measured there), and
+writes the same shards as :func:`.embed.embed_corpus` (:mod:`.shards`: content-keyed, so a shard a
+worker finished is never computed again, by any path). The driver plans the shards, sends the missing
+ones (their sentences) to the pool and reports progress as shards come back; the app opens what it
+wrote like any other corpus. On a GPU node each actor takes a GPU (``num_gpus=1``).
+
+``address``: None starts a local Ray cluster for the run (every core of this machine); ``"auto"`` joins
+the cluster running on this machine (``ray start --head``); ``"host:port"`` joins that one. The workers
+must see the same cache folder (one machine, or a shared file system: docs/ray.md). Ray is optional:
+without it, this module says how to install it, and everything else works.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+import numpy as np
+
+from ..config import settings
+from ..formatting import about
+from ..models.kinds import EMBEDS
+from ..models.per_model import resolve_for
+from .embed import Embedded, corpora_root, store_for
+from .shards import SHARD, plan
+from .sources import LargeCorpus, Progress
+
+logger = logging.getLogger(__name__)
+
+RAY_MISSING = "Ray is not installed here: pip install 'ray[data]' (then run again with --ray)."
+
+
+class ShardWriter:
+    """A Ray actor: the model loaded once; each batch of shards encoded and written to the shard store."""
+
+    def __init__(self, model: str, app_settings: dict, fast: bool, dtype: str, fingerprint: str, threads: int):
+        import torch
+
+        from ..config import Settings, use_settings
+        from ..encoding.encoder import encode
+        from .shards import ShardStore
+
+        self.settings = Settings.from_dict({**app_settings, "inference_threads": threads})
+        torch.set_num_threads(threads)
+        self.model, self.fast, self._encode, self._use = model, fast, encode, use_settings
+        with use_settings(self.settings):
+            self.store = ShardStore(corpora_root(), fingerprint, dtype)
+            encode(model, ["Getting ready."], use_cache=False, fast=fast)  # loads it, once per actor
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        with self._use(self.settings):
+            for key, texts in zip(batch["key"], batch["texts"]):
+                vectors = self._encode(self.model, list(texts), use_cache=False, fast=self.fast).embeddings
+                self.store.write(str(key), vectors)
+        return {"key": batch["key"], "rows": np.array([len(t) for t in batch["texts"]])}
+
+
+def connect(address: str | None, workers: int | None):
+    """Ray, initialised: joined to ``address`` or a local cluster started for the run (True when started)."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(RAY_MISSING) from None
+    if ray.is_initialized():
+        return ray, False
+    try:
+        if address is None:
+            ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING)
+        else:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = "this machine (ray start --head)" if address == "auto" else address
+        raise ValueError(f"No Ray cluster answered at {where} ({str(exc)[:160]}); start one there, or run with "
+                         "--ray alone to start a local one.") from None
+    return ray, True
+
+
+def embed_with_ray(corpus: LargeCorpus, model: str, *, address: str | None = None, workers: int | None = None,
+                   fast: bool = True, dtype: str = "fp16", progress: Progress | None = None,
+                   shard_size: int = SHARD) -> Embedded:
+    """:func:`.embed.embed_corpus` on a Ray cluster: ``workers`` actors (default: one per CPU the cluster
+    has, one thread each; one per GPU where it has GPUs)."""
+    resolved = resolve_for(model, EMBEDS, "embed a corpus")
+    store, fingerprint = store_for(resolved, fast, dtype)  # the runtime measured here first, for every actor
+    shards = plan(corpus.sentences, shard_size)
+    todo = store.missing(shards)
+    say = progress or (lambda fraction, what: None)
+    ray, started_here = connect(address, workers)
+    began, computed = time.perf_counter(), 0
+    try:
+        resources = ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        pool = workers or (gpus or max(1, int(resources.get("CPU", 1))))
+        if todo:
+            items = [{"key": s.key, "texts": corpus.sentences[s.start: s.end]} for s in todo]
+            dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+                ShardWriter, batch_size=1, concurrency=pool, num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1,
+                fn_constructor_kwargs=dict(model=resolved.entry.key, app_settings=settings().as_dict(), fast=fast,
+                                           dtype=dtype, fingerprint=fingerprint, threads=1))
+            total, done_before = len(corpus), len(corpus) - sum(len(s) for s in todo)
+            for row in dataset.iter_rows():
+                computed += int(row["rows"])
+                elapsed = time.perf_counter() - began
+                say((done_before + computed) / total,
+                    f"{resolved.entry.label} on Ray ({pool} workers): {done_before + computed:,} of {total:,} sentences "
+                    f"· {computed / elapsed:,.0f}/s · {about((total - done_before - computed) * elapsed / computed)} left")
+    finally:
+        if started_here:
+            ray.shutdown()
+    missing = store.missing(shards)
+    if missing:
+        raise ValueError(f"{len(missing)} shard(s) were not written by the Ray workers (see their logs); run again to "
+                         "compute them.")
+    first = store.read(shards[0].key, len(shards[0]))
+    return Embedded(resolved.entry.key, resolved.entry.label, fingerprint, f"Ray, {pool} workers", first.shape[1],
+                    tuple(shards), store, computed, time.perf_counter() - began)
+

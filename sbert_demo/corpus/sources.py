@@ -1,0 +1,334 @@
+"""Large corpora read as streams: files, folders of Parquet shards and Hugging Face datasets.
+
+Up to :data:`MAX_SENTENCES` distinct sentences from
+
+* a ``.parquet``, ``.csv``, ``.tsv``, ``.txt`` or ``.jsonl`` file, or a folder of Parquet shards
+  (read a record batch at a time with pyarrow: a million rows never sit in memory as a table);
+* a Hugging Face dataset (``datasets.load_dataset`` with a config, a split and columns): from the Hub
+  where it is reachable, and here from local files (``load_dataset("parquet", data_files=...)``) or a
+  dataset folder saved with ``save_to_disk``.
+
+The text column is the one named, else found by name (:data:`~sbert_demo.data.corpora.TEXT_COLUMNS`);
+a label column likewise (``""``: none). Texts are cleaned as typed ones are, cut at
+:data:`~sbert_demo.data.corpora.MAX_SENTENCE_CHARS` characters, blank ones dropped and repeats kept once.
+What cannot be used gets a sentence that says what to do: no text column, a column of numbers, an
+empty file, more rows than the limit, a dataset that does not exist or cannot be reached offline.
+
+The corpus's :attr:`LargeCorpus.content_id` hashes its sentences and labels in order: the same
+corpus, from whatever file, has the same id, and its embeddings and maps are found again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..data.corpora import LABEL_COLUMNS, MAX_SENTENCE_CHARS, NO_LABEL, TEXT_COLUMNS
+from ..data.tables import alternatives, find_column
+from ..data.text import clean_text, is_blank
+
+MAX_SENTENCES = 1_000_000  # one 2-core machine maps this many in minutes (bench/corpus.py)
+SUFFIXES = (".parquet", ".csv", ".tsv", ".txt", ".jsonl")
+BATCH_ROWS = 65_536
+NUMBER = re.compile(r"^[\s+-]*[\d.,eE+-]+\s*$")
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """Where a corpus comes from: a file or folder (``path``) or a dataset (``dataset``, with ``config``,
+    ``split`` and ``data_files``), and which columns hold the text and the labels."""
+
+    path: str | None = None
+    dataset: str | None = None
+    config: str | None = None
+    split: str = "train"
+    data_files: tuple[str, ...] = ()
+    text_column: str | None = None
+    label_column: str | None = None  # None: found by name; "": no labels
+
+    @property
+    def name(self) -> str:
+        if self.path:
+            return Path(self.path).name
+        files = f" ({len(self.data_files)} files)" if self.data_files else ""
+        return f"{self.dataset}{'/' + self.config if self.config else ''}:{self.split}{files}"
+
+
+@dataclass(frozen=True)
+class LargeCorpus:
+    name: str
+    sentences: list[str] = field(repr=False)
+    labels: list[str] | None = field(repr=False)
+    text_column: str | None = None
+    label_name: str | None = None
+    rows: int = 0  # rows read (before blanks and repeats were dropped)
+    notes: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    @property
+    def content_id(self) -> str:
+        """What the corpus is, whatever its file: a hash of its sentences and labels in order."""
+        digest = hashlib.sha256()
+        for i, sentence in enumerate(self.sentences):
+            digest.update(sentence.encode("utf-8", "surrogatepass") + b"\0")
+            if self.labels is not None:
+                digest.update(self.labels[i].encode("utf-8", "surrogatepass") + b"\1")
+        return digest.hexdigest()[:24]
+
+    def describe(self) -> str:
+        labels = f", labels from '{self.label_name}' ({len(set(self.labels)):,})" if self.labels is not None else ""
+        return f"{self.name}: {len(self):,} sentences{f' from {self.text_column!r}' if self.text_column else ''}{labels}"
+
+
+def read_source(spec: SourceSpec, max_sentences: int = MAX_SENTENCES, progress: Progress | None = None) -> LargeCorpus:
+    """The corpus ``spec`` names, read in batches (a ValueError that says what to do when it cannot be)."""
+    if spec.dataset:
+        columns, total, batches = _dataset_batches(spec)
+    elif spec.path:
+        columns, total, batches = _file_batches(Path(spec.path).expanduser())
+    else:
+        raise ValueError("Give a corpus: a file (.parquet, .csv, .tsv, .txt, .jsonl), a folder of Parquet files "
+                         "or a Hugging Face dataset.")
+    if total is not None and total > 2 * max_sentences:  # repeats are dropped, but not this many
+        raise ValueError(f"{spec.name} has {total:,} rows; a corpus map takes at most {max_sentences:,} sentences. "
+                         "Give a sample of it (e.g. its first shards, or a dataset split like 'train[:1000000]').")
+    text, label = _columns(spec, columns)
+    return _collect(spec, text, label, total, batches, max_sentences, progress)
+
+
+def _columns(spec: SourceSpec, columns: list[str]) -> tuple[str, str | None]:
+    if not columns:
+        raise ValueError(f"{spec.name} is empty; a corpus needs at least two sentences.")
+    text_at = find_column(columns, TEXT_COLUMNS, spec.text_column, "text", spec.name)
+    if text_at is None:
+        raise ValueError(f"{spec.name} has no text column; name one {alternatives(TEXT_COLUMNS[:4])} or choose it "
+                         f"(columns found: {', '.join(columns[:12])}).")
+    label_at = None if spec.label_column == NO_LABEL else find_column(columns, LABEL_COLUMNS, spec.label_column,
+                                                                      "label", spec.name)
+    if label_at == text_at:
+        raise ValueError(f"'{columns[text_at]}' cannot be both the text and the label column; choose another.")
+    return columns[text_at], None if label_at is None else columns[label_at]
+
+
+def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
+             batches: Iterator[dict[str, list]], max_sentences: int, progress: Progress | None) -> LargeCorpus:
+    sentences: list[str] = []
+    labels: list[str] = []
+    seen: set[bytes] = set()
+    rows = blank = cut = repeats = 0
+    checked = False
+    for batch in batches:
+        texts = batch.get(text)
+        if texts is None:
+            raise ValueError(f"{spec.name} has no column {text!r} in every part; choose the text column again.")
+        if not checked:  # a column of numbers is not text: say so instead of mapping digits
+            sample = [str(t) for t in texts[:1000] if t is not None and str(t).strip()]
+            if sample and sum(bool(NUMBER.match(t)) for t in sample) >= 0.9 * len(sample):
+                raise ValueError(f"The column {text!r} of {spec.name} holds numbers, not text; choose the text column.")
+            checked = bool(sample)
+        names = batch.get(label) if label else None
+        for i, value in enumerate(texts):
+            rows += 1
+            sentence = _text(value)
+            if not sentence.isprintable():
+                sentence = clean_text(sentence)[0]
+            sentence = " ".join(sentence.split())
+            if not sentence or is_blank(sentence):
+                blank += 1
+                continue
+            if len(sentence) > MAX_SENTENCE_CHARS:
+                sentence, cut = sentence[:MAX_SENTENCE_CHARS], cut + 1
+            key = hashlib.blake2b(sentence.encode("utf-8", "surrogatepass"), digest_size=12).digest()
+            if key in seen:
+                repeats += 1
+                continue
+            if len(sentences) >= max_sentences:
+                raise ValueError(f"{spec.name} holds more than {max_sentences:,} distinct sentences; a corpus map takes "
+                                 f"at most {max_sentences:,}. Give a sample of it.")
+            seen.add(key)
+            sentences.append(sentence)
+            if names is not None:
+                labels.append(" ".join(_text(names[i]).split()) or "(none)")
+        if progress:
+            progress(min(0.99, rows / total) if total else 0.0, f"Reading {spec.name}: {rows:,} rows")
+    if len(sentences) < 2:
+        raise ValueError(f"{spec.name} has {len(sentences)} usable sentence(s); a corpus needs at least two.")
+    notes = [f"{count:,} {what}" for count, what in ((blank, "blank rows skipped"), (repeats, "repeated sentences kept once"),
+                                                      (cut, f"texts cut at {MAX_SENTENCE_CHARS:,} characters")) if count]
+    labelled = label is not None and len(labels) == len(sentences)  # a .txt without "label | " has none
+    return LargeCorpus(spec.name, sentences, labels if labelled else None, text, label if labelled else None, rows,
+                       tuple(notes))
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else str(value)
+
+
+# --- files -------------------------------------------------------------------------------------------
+
+def _file_batches(path: Path) -> tuple[list[str], int | None, Iterator[dict[str, list]]]:
+    """(column names, row count if known, batches as {column: values})."""
+    if path.is_dir():
+        parts = sorted(path.glob("*.parquet"))
+        if not parts:
+            raise ValueError(f"The folder {path.name} holds no .parquet files; give a folder of Parquet shards or a file.")
+        return _parquet(parts, path.name)
+    if not path.is_file():
+        raise ValueError(f"{path.name} was not found; check the path.")
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ValueError(f"{path.name} is not a {', '.join(SUFFIXES[:-1])} or {SUFFIXES[-1]} file; give one of those.")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path.name} is empty; a corpus needs at least two sentences.")
+    if suffix == ".parquet":
+        return _parquet([path], path.name)
+    if suffix in (".csv", ".tsv"):
+        return _delimited(path, "\t" if suffix == ".tsv" else ",")
+    if suffix == ".jsonl":
+        return _jsonl(path)
+    return ["text", "label"], None, _txt(path)
+
+
+def _parquet(parts: list[Path], name: str):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        files = [pq.ParquetFile(p) for p in parts]
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{name} is not readable as Parquet ({exc}); write it again.") from None
+    columns = list(files[0].schema_arrow.names)
+    total = sum(f.metadata.num_rows for f in files)
+
+    def batches():
+        for handle in files:
+            try:
+                for batch in handle.iter_batches(batch_size=BATCH_ROWS):
+                    yield batch.to_pydict()
+            except (pa.ArrowException, OSError) as exc:
+                raise ValueError(f"A part of {name} could not be read ({exc}); write it again.") from None
+
+    return columns, total, batches()
+
+
+def _delimited(path: Path, delimiter: str):
+    import pyarrow as pa
+    from pyarrow import csv
+
+    try:
+        reader = csv.open_csv(path, read_options=csv.ReadOptions(block_size=1 << 24),
+                              parse_options=csv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+                              convert_options=csv.ConvertOptions(strings_can_be_null=True))
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path.name} could not be read as {'TSV' if delimiter == chr(9) else 'CSV'} ({exc}); save it "
+                         "as UTF-8 with a header row.") from None
+    columns = list(reader.schema.names)
+
+    def batches():
+        try:
+            for batch in reader:
+                yield {name: [None if v is None else str(v) for v in batch.column(i).to_pylist()]
+                       for i, name in enumerate(columns)}
+        except (pa.ArrowException, OSError) as exc:
+            raise ValueError(f"{path.name} could not be read past a point ({exc}); save it again as UTF-8.") from None
+
+    return columns, None, batches()
+
+
+def _jsonl(path: Path):
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:
+        first = next((line for line in handle if line.strip()), "")
+    try:
+        columns = list(json.loads(first).keys()) if first else []
+    except (ValueError, AttributeError):
+        raise ValueError(f"{path.name} is not JSON Lines (one JSON object per line); save it again.") from None
+
+    def batches():
+        batch: dict[str, list] = {name: [] for name in columns}
+        with path.open(encoding="utf-8-sig", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    raise ValueError(f"Line {number:,} of {path.name} is not a JSON object; fix or remove it.") from None
+                for name in columns:
+                    batch[name].append(record.get(name) if isinstance(record, dict) else None)
+                if len(batch[columns[0]]) >= BATCH_ROWS:
+                    yield batch
+                    batch = {name: [] for name in columns}
+        yield batch
+
+    return columns, None, batches()
+
+
+def _txt(path: Path):
+    """One sentence per line, optionally ``label | sentence`` (as in the text box)."""
+    texts: list[str] = []
+    labels: list[str] = []
+    labelled = None
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:
+        for line in handle:
+            label, bar, sentence = line.partition("|")
+            if labelled is None and line.strip():
+                labelled = bool(bar) and 0 < len(label.strip()) <= 60
+            if labelled and bar:
+                texts.append(sentence)
+                labels.append(label.strip())
+            else:
+                texts.append(line)
+                labels.append("(none)")
+            if len(texts) >= BATCH_ROWS:
+                yield {"text": texts, "label": labels if labelled else None}
+                texts, labels = [], []
+    yield {"text": texts, "label": labels if labelled else None}
+
+
+# --- Hugging Face datasets ----------------------------------------------------------------------------
+
+def _dataset_batches(spec: SourceSpec):
+    from ..hub import hub_reachable
+
+    import datasets
+
+    local = Path(spec.dataset).expanduser()
+    saved = local.is_dir() and any((local / n).is_file() for n in ("dataset_info.json", "state.json", "dataset_dict.json"))
+    if not saved and not (spec.dataset in ("parquet", "csv", "json", "text") and spec.data_files) and not hub_reachable():
+        raise ValueError(f"The dataset {spec.dataset!r} is on the Hugging Face Hub, which cannot be reached from here; "
+                         "give local files (e.g. --dataset parquet --data-files 'part-*.parquet') or a folder saved "
+                         "with save_to_disk.")
+    try:
+        if saved:
+            loaded = datasets.load_from_disk(str(local))
+        else:
+            loaded = datasets.load_dataset(spec.dataset, spec.config, split=spec.split,
+                                           data_files=list(spec.data_files) or None)
+    except FileNotFoundError as exc:
+        raise ValueError(f"The dataset {spec.dataset!r} was not found ({str(exc)[:200]}); check its name or files.") from None
+    except Exception as exc:  # datasets raises many kinds (DatasetNotFoundError, ConnectionError, ValueError ...)
+        raise ValueError(f"The dataset {spec.dataset!r} could not be loaded ({str(exc)[:200]}); check its name, "
+                         "config, split and files.") from None
+    if isinstance(loaded, datasets.DatasetDict):
+        if spec.split not in loaded:
+            raise ValueError(f"The dataset folder {local.name} has no split {spec.split!r} (it has {', '.join(loaded)}).")
+        loaded = loaded[spec.split]
+    columns = list(loaded.column_names)
+
+    def batches():
+        for batch in loaded.iter(batch_size=BATCH_ROWS):
+            yield batch
+
+    return columns, loaded.num_rows, batches()
