@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from .sources import LargeCorpus, Progress
 logger = logging.getLogger(__name__)
 
 RAY_MISSING = "Ray is not installed here: pip install 'ray[data]' (then run again with --ray)."
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 class ShardWriter:
@@ -59,6 +61,20 @@ class ShardWriter:
         return {"key": batch["key"], "rows": np.array([len(t) for t in batch["texts"]])}
 
 
+def _answers(address: str, seconds: float = 5.0) -> bool:
+    """Whether anything listens at ``host:port`` (Ray itself retries a silent address for minutes)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return True  # not host:port: Ray says what is wrong with it
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=seconds):
+            return True
+    except OSError:
+        return False
+
+
 def connect(address: str | None, workers: int | None):
     """Ray, initialised: joined to ``address`` or a local cluster started for the run (True when started)."""
     try:
@@ -67,12 +83,21 @@ def connect(address: str | None, workers: int | None):
         raise ValueError(RAY_MISSING) from None
     if ray.is_initialized():
         return ray, False
+    if address not in (None, "auto") and not _answers(address):
+        raise ValueError(f"No Ray cluster answered at {address} (nothing listens there); start one with "
+                         "'ray start --head' on that machine, or run with --ray alone to start a local one.")
+    # The workers import this package: from the folder that holds it (on a real cluster, every node has the
+    # project installed or shares it: docs/ray.md).
+    paths = [str(PACKAGE_PARENT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(paths), "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "0"),
+                                "TOKENIZERS_PARALLELISM": "false"}}
     try:
         if address is None:
             ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.WARNING)
+                     logging_level=logging.WARNING, runtime_env=runtime_env)
         else:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
+                     runtime_env=runtime_env)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = "this machine (ray start --head)" if address == "auto" else address
         raise ValueError(f"No Ray cluster answered at {where} ({str(exc)[:160]}); start one there, or run with "

@@ -1,9 +1,12 @@
-"""Explore → Corpus map: up to 20,000 sentences, map only, per model.
+"""Explore → Corpus map: up to 1,000,000 sentences, map only, per model.
 
-The corpus is the built-in STS benchmark sentences or an uploaded .txt / .csv / .tsv / .parquet file
-(text column and optional label column, found by name or chosen). "Map the corpus" runs
-:func:`~sbert_demo.explore.corpus_map.map_corpus` (API ``/corpus_map``); colouring and search only
-redraw the figures from the finished result, which stays on the server (``gr.State``).
+The corpus is the built-in STS benchmark sentences or an uploaded .txt / .csv / .tsv / .parquet / .jsonl
+file (text column and optional label column, found by name or chosen). "Map the corpus" runs
+:func:`~sbert_demo.explore.corpus_map.map_corpus` up to 20,000 sentences and
+:func:`~sbert_demo.corpus.large_map.map_large_corpus` beyond (API ``/corpus_map``); colouring and search
+only redraw the figures from the finished result, which stays on the server (``gr.State``). Every map
+is published for the map view (``/atlas``, :mod:`sbert_demo.atlas`): WebGL points, lasso and a linked
+table, models compared by their shared neighbours; past 20,000 sentences it is the only view.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from typing import NamedTuple
 
 import gradio as gr
 
+from ..atlas.store import publish
+from ..corpus.large_map import as_corpus, map_large_corpus
+from ..corpus.library import open_corpus
+from ..corpus.sources import MAX_SENTENCES, LargeCorpus, SourceSpec, row_count
 from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_SENTENCES, NO_LABEL, STSB_CORPUS, Corpus, corpus_columns,
                             read_corpus, stsb_corpus)
 from ..explore import plots
@@ -32,17 +39,27 @@ NONE_CHOICE = ("(none: colour by clusters)", NO_LABEL)
 DEFAULT_MODELS = VIEWS["corpus"].default_models
 MAX_MODELS = VIEWS["corpus"].max_models
 SLOT_OUTPUTS = 3  # column, map, caption
+LINKED_MATCHES = 2000  # a search's matches carried to the map view in its link
 
 
 # --- handlers ------------------------------------------------------------------------------------
 
-def load_corpus(source: str, path: str | None, text_column: str | None, label_column: str | None) -> Corpus:
+FILE_TYPES = [*CORPUS_SUFFIXES, ".jsonl"]
+
+
+def load_corpus(source: str, path: str | None, text_column: str | None,
+                label_column: str | None) -> Corpus | LargeCorpus:
+    """The corpus chosen: up to 20,000 rows read whole, beyond that streamed (a :class:`LargeCorpus`)."""
     if source == "stsb":
         return stsb_corpus()
     if source != "file":
         raise ValueError(f"Unknown corpus source {source!r}; choose 'stsb' or 'file'.")
     if not path:
-        raise ValueError("Upload a corpus file first (.txt, .csv, .tsv or .parquet), or choose the built-in corpus.")
+        raise ValueError("Upload a corpus file first (.txt, .csv, .tsv, .parquet or .jsonl), or choose the built-in "
+                         "corpus.")
+    if Path(path).suffix.lower() == ".jsonl" or row_count(path) > MAX_CORPUS_SENTENCES:
+        return open_corpus(SourceSpec(path=path, text_column=text_column or None,
+                                      label_column="" if label_column == NO_LABEL else label_column or None))
     return read_corpus(path, text_column or None, label_column)
 
 
@@ -53,7 +70,15 @@ def _card(corpus: Corpus) -> str:
 
 
 UPLOAD_HINT = ("Upload a corpus file: .txt (one sentence per line, optionally 'label | sentence'), or .csv / .tsv / "
-               f".parquet with a text column and an optional label column; up to {MAX_CORPUS_SENTENCES:,} sentences.")
+               f".parquet / .jsonl with a text column and an optional label column; up to {MAX_SENTENCES:,} sentences "
+               "in a file of up to {size}. Past {small:,} sentences the map is laid out from a sample and shown in the "
+               "map view only.")
+
+
+def upload_hint() -> str:
+    from .app import MAX_FILE_SIZE
+
+    return UPLOAD_HINT.format(size=MAX_FILE_SIZE.upper().replace("MB", " MB"), small=MAX_CORPUS_SENTENCES)
 
 
 @user_errors
@@ -64,10 +89,11 @@ def inspect_file(source: str, path: str | None) -> list:
     if source != "file":
         return [hidden, hidden, _card(load_corpus(source, None, None, None))]
     if not path:
-        return [hidden, hidden, snippets.paragraph(UPLOAD_HINT)]
+        return [hidden, hidden, snippets.paragraph(upload_hint())]
     try:
-        corpus = read_corpus(path)
-        columns, card = list(corpus.columns), _card(corpus)
+        corpus = load_corpus(source, path, None, None)
+        columns = list(getattr(corpus, "columns", ()) or corpus_columns(path))
+        card = _card(corpus)
         text_value, label_value = corpus.text_column, corpus.label_name or NO_LABEL
     except ValueError as exc:  # e.g. no column named like text: let the user choose one
         columns = corpus_columns(path)
@@ -84,7 +110,7 @@ def inspect_file(source: str, path: str | None) -> list:
 @user_errors
 def describe_choice(source: str, path: str | None, text_column: str | None, label_column: str | None) -> str:
     if source == "file" and not path:
-        return snippets.paragraph(UPLOAD_HINT)
+        return snippets.paragraph(upload_hint())
     return _card(load_corpus(source, path, text_column, label_column))
 
 
@@ -95,12 +121,35 @@ def run_map(source: str, path: str | None, text_column: str | None, label_column
     """Map the corpus; a search still in its box is applied to the new maps (its matches on top)."""
     progress(0.0, desc="Reading the corpus")
     corpus = load_corpus(source, path, text_column, label_column)
-    result = map_corpus(corpus, model_keys or [], k, progress=lambda fraction, what: progress(fraction, desc=what))
+    say = lambda fraction, what: progress(0.95 * fraction, desc=what)  # noqa: E731
+    if isinstance(corpus, LargeCorpus):
+        result = map_large_corpus(corpus, model_keys or [], int(k), progress=say)
+    else:
+        result = map_corpus(corpus, model_keys or [], k, progress=say)
     warn_once_about_the_cache()
+    progress(0.96, desc="Publishing the map view")
+    view = _map_view(result, large=isinstance(corpus, LargeCorpus))
     progress(0.98, desc="Drawing the maps")
-    found, *slots = _searched(result, colour_by, query, mode)
+    if isinstance(corpus, LargeCorpus):  # a million points are the map view's, not a Plotly figure's
+        found, slots = "", _slots(result, colour_by, drawn=False)
+    else:
+        found, *slots = _searched(result, colour_by, query, mode)
     return [_card(corpus), snippets.notes_box(result.notes) if result.notes else "", result,
-            result.as_json(), _clusters_table(result), found, *slots]
+            result.as_json(), _clusters_table(result), found, view, *slots]
+
+
+def _map_view(result: CorpusMap, large: bool) -> str:
+    """The link to the map view of ``result`` (and, past 20,000 sentences, the view itself in the page)."""
+    if not result.succeeded:
+        return ""
+    atlas = publish(result)
+    href = f"/atlas?map={atlas.id}"
+    link = (f'<p class="atlas-link"><a href="{href}" target="_blank" rel="noopener">Open the map view ↗</a> '
+            "<span class=\"muted\">WebGL maps of every sentence: lasso a group in one model's map and see where it "
+            "lands in the others, a linked table and CSV, and where two models' neighbourhoods disagree.</span></p>")
+    if not large:
+        return link
+    return link + f'<iframe class="atlas-frame" src="{href}" title="Map view of {html.escape(result.corpus.name)}"></iframe>'
 
 
 @user_errors
@@ -133,16 +182,22 @@ def _searched(result: CorpusMap, colour_by: str, query: str | None, mode: str) -
         head = "" if mode == "words" else f"<strong>{html.escape(model.label)}</strong>: "
         lines.append(f"<div><p>{head}{html.escape(sentence)}</p>" + (f"<ul>{examples}</ul>" if examples else "")
                      + "</div>")
+    if len(sentences) > MAX_CORPUS_SENTENCES and result.succeeded:  # shown in the map view, selected
+        matches = found[result.succeeded[0].key][0][:LINKED_MATCHES]
+        href = f"/atlas?map={publish(result).id}#rows={','.join(map(str, matches.tolist()))}"
+        lines.append(f'<p><a href="{html.escape(href)}" target="_blank" rel="noopener">Select them in the map view ↗</a></p>')
     return [f'<div class="search-results">{"".join(lines)}</div>', *slots]
 
 
 def _searched_slots(result: CorpusMap, colour_by: str, query: str | None, mode: str) -> tuple[dict, list]:
     """The search's findings per model ({} for an empty search) and the slots drawn with its matches on top."""
     query = (query or "").strip()
+    drawn = len(result.corpus) <= MAX_CORPUS_SENTENCES  # larger maps are the map view's to draw
     if not query:
-        return {}, _slots(result, colour_by)
+        return {}, _slots(result, colour_by, drawn=drawn)
     found = search(result, query, mode)
-    return found, _slots(result, colour_by, {key: matches for key, (matches, _) in found.items()}, query)
+    return found, _slots(result, colour_by, {key: matches for key, (matches, _) in found.items()}, query,
+                         drawn=drawn)
 
 
 def _initial_card() -> str:
@@ -154,7 +209,8 @@ def _initial_card() -> str:
 
 # --- figures -------------------------------------------------------------------------------------
 
-def _slots(result: CorpusMap, colour_by: str, matches: dict | None = None, query: str = "") -> list:
+def _slots(result: CorpusMap, colour_by: str, matches: dict | None = None, query: str = "",
+           drawn: bool = True) -> list:
     outputs = []
     for slot in range(MAX_MODELS):
         model = result.models[slot] if slot < len(result.models) else None
@@ -163,6 +219,8 @@ def _slots(result: CorpusMap, colour_by: str, matches: dict | None = None, query
         elif model.error:
             outputs += [gr.update(visible=True), None, snippets.message(f"{model.label} was skipped: {model.error}",
                                                                           "warning")]
+        elif not drawn:
+            outputs += [gr.update(visible=False), None, ""]
         else:
             highlighted = None if matches is None else matches.get(model.key)
             outputs += [gr.update(visible=True), _figure(result, model, colour_by, highlighted, query),
@@ -230,14 +288,14 @@ class CorpusParts(NamedTuple):
 
 
 def build() -> CorpusParts:
-    gr.Markdown(f"Map a whole corpus, up to {MAX_CORPUS_SENTENCES:,} sentences: beyond the 500 a heatmap can "
-                "show, Explore draws the map only. Colour by the file's labels or by k-means clusters, each named "
+    gr.Markdown(f"Map a whole corpus, up to {MAX_SENTENCES:,} sentences: beyond the 500 a heatmap can "
+                f"show, Explore draws the map only (past {MAX_CORPUS_SENTENCES:,}, in the map view, laid out from a sample). Colour by the file's labels or by k-means clusters, each named "
                 "by its most distinctive words (class-based TF-IDF); search highlights sentences by words or by "
                 "meaning. Embeddings and maps are cached, so a second run is quick.", elem_classes="tab-intro")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             source = gr.Radio(SOURCES, value="stsb", label="Corpus", elem_id="corpus-source")
-            file = gr.File(label="Corpus file (.txt, .csv, .tsv, .parquet)", file_types=list(CORPUS_SUFFIXES),
+            file = gr.File(label="Corpus file (.txt, .csv, .tsv, .parquet, .jsonl)", file_types=FILE_TYPES,
                            type="filepath", visible=False, elem_id="corpus-file")
             with gr.Row():
                 text_column = gr.Dropdown(label="Text column", visible=False, allow_custom_value=True,
@@ -255,6 +313,7 @@ def build() -> CorpusParts:
             run = gr.Button("Map the corpus", variant="primary", size="lg", elem_id="corpus-run")
             progress_box = gr.HTML(elem_classes="progress-box", elem_id="corpus-progress")
     notes = gr.HTML(elem_id="corpus-notes")
+    view = gr.HTML(elem_id="corpus-view")
     with gr.Row(equal_height=True):
         query = gr.Textbox(label="Search the corpus", placeholder="e.g. guitar, or: someone makes music", scale=4,
                            info="Words: sentences with every word (at a word's start, any case). Meaning: the 100 "
@@ -282,7 +341,7 @@ def build() -> CorpusParts:
     action([text_column.input, label_column.input], describe_choice, [source, file, text_column, label_column],
            card, failures_to=card, api_visibility="private", show_progress="hidden")
     action([run.click], run_map, [source, file, text_column, label_column, models, colour_by, k, query, mode],
-           [card, notes, state, data, clusters, found, *slots], failures_to=progress_box, api_name="corpus_map", reveal="corpus-search",
+           [card, notes, state, data, clusters, found, view, *slots], failures_to=progress_box, api_name="corpus_map", reveal="corpus-search",
            # a map of 20,000 sentences takes a minute: one at a time, and never holding a slot of Explore's
            concurrency_id="corpus", concurrency_limit=1, show_progress_on=progress_box)
     action([find.click, query.submit], highlight, [state, colour_by, query, mode], [found, *slots],

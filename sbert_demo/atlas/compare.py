@@ -1,0 +1,122 @@
+"""Two models on one corpus: how many of each sentence's ten nearest neighbours they share.
+
+A sentence's neighbours under a model are the corpus sentences its embedding is most similar to (cosine),
+itself left out: exact (blocks of matrix products) up to :data:`EXACT_UP_TO` sentences, beyond that from
+the corpus's HNSW index (:class:`~sbert_demo.corpus.search.CorpusIndex`, recall@10 measured by
+``bench/corpus.py``). The embeddings are the corpus path's shards (:func:`~sbert_demo.corpus.embed.embed_corpus`),
+computed once; neighbours and agreements are kept beside the published map.
+
+Naive GloVe puts sentences that share words next to each other, SBERT sentences that mean the same: the
+sentences whose neighbourhoods differ most show the paper's point without a word of explanation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..corpus.embed import embed_corpus
+from ..corpus.sources import LargeCorpus, Progress
+from .store import Atlas
+
+K = 10
+EXACT_UP_TO = 60_000
+BLOCK = 1024
+
+
+def _exact(unit: np.ndarray, k: int) -> np.ndarray:
+    out = np.empty((len(unit), k), dtype=np.int32)
+    for start in range(0, len(unit), BLOCK):
+        scores = unit[start:start + BLOCK] @ unit.T
+        rows = np.arange(start, min(start + BLOCK, len(unit)))
+        scores[rows - start, rows] = -np.inf  # not its own neighbour
+        top = np.argpartition(-scores, k, axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
+        out[start:start + BLOCK] = np.take_along_axis(top, order, axis=1)
+    return out
+
+
+def _indexed(embedded, k: int, progress: Progress) -> np.ndarray:
+    from ..corpus.search import CorpusIndex
+
+    index = CorpusIndex.open_or_build(embedded, progress=lambda f, what: progress(0.5 * f, what))
+    out = np.empty((embedded.n, k), dtype=np.int32)
+    for shard, vectors in embedded.vectors():
+        found = index.index.search(vectors, k + 1, threads=0)
+        keys = np.asarray(found.keys, dtype=np.int64).reshape(len(vectors), -1)
+        rows = np.arange(shard.start, shard.end)[:, None]
+        own = keys == rows
+        # itself dropped (or the last one when the index missed it), order kept
+        keep = np.where(own.any(axis=1, keepdims=True), ~own, np.arange(k + 1) < k)
+        out[shard.start:shard.end] = keys[keep].reshape(len(vectors), k)
+        progress(0.5 + 0.5 * shard.end / embedded.n, f"{embedded.label}: neighbours of {shard.end:,} sentences")
+    return out
+
+
+def neighbours(atlas: Atlas, m: int, k: int = K, progress: Progress | None = None) -> np.ndarray:
+    """Each sentence's ``k`` nearest sentences under model ``m`` (rows, nearest first), kept on disk."""
+    m = atlas.model_index(m)
+    path = atlas.folder / f"neighbours-{m}-k{k}.i32"
+    if path.is_file():
+        kept = np.fromfile(path, dtype="<i4")
+        if kept.size == atlas.n * k:
+            return kept.reshape(atlas.n, k)
+    if atlas.n <= k:
+        raise ValueError(f"Comparing neighbourhoods needs more than {k} sentences; this corpus has {atlas.n}.")
+    say = progress or (lambda fraction, what: None)
+    model = atlas.models[m]
+    corpus = LargeCorpus(atlas.meta["name"], atlas.texts().to_pylist(), None)
+    embedded = embed_corpus(corpus, model["key"], progress=lambda f, what: say(0.6 * f, what))
+    if atlas.n <= EXACT_UP_TO:
+        found = _exact(embedded.matrix(np.float32), k)
+    else:
+        found = _indexed(embedded, k, lambda f, what: say(0.6 + 0.4 * f, what))
+    temporary = path.with_name(f".{path.name}.tmp")
+    found.astype("<i4").tofile(temporary)
+    temporary.replace(path)
+    return found
+
+
+def shared(atlas: Atlas, a: int, b: int, progress: Progress | None = None) -> np.ndarray:
+    """Per sentence, how many of its :data:`K` nearest neighbours models ``a`` and ``b`` share (0 to K)."""
+    a, b = atlas.model_index(a), atlas.model_index(b)
+    if a == b:
+        raise ValueError("Choose two different models to compare.")
+    a, b = sorted((a, b))
+    path = atlas.folder / f"shared-{a}-{b}.u8"
+    if path.is_file():
+        kept = np.fromfile(path, dtype=np.uint8)
+        if kept.size == atlas.n:
+            return kept
+    say = progress or (lambda fraction, what: None)
+    first = neighbours(atlas, a, progress=lambda f, what: say(0.5 * f, what))
+    second = neighbours(atlas, b, progress=lambda f, what: say(0.5 + 0.5 * f, what))
+    counts = np.zeros(atlas.n, dtype=np.uint8)
+    for start in range(0, atlas.n, 65_536):  # a row's shared count: sorted rows compared column by column
+        left = np.sort(first[start:start + 65_536], axis=1)
+        right = np.sort(second[start:start + 65_536], axis=1)
+        hits = (left[:, :, None] == right[:, None, :]).any(axis=2).sum(axis=1)
+        counts[start:start + 65_536] = hits
+    temporary = path.with_name(f".{path.name}.tmp")
+    counts.tofile(temporary)
+    temporary.replace(path)
+    return counts
+
+
+def disagreements(atlas: Atlas, a: int, b: int, top: int = 20, shown: int = 5) -> dict:
+    """The sentences whose neighbourhoods differ most under ``a`` and ``b``, each with its nearest ``shown``
+    neighbours under both, and the mean share over the corpus."""
+    a, b = atlas.model_index(a), atlas.model_index(b)
+    counts = shared(atlas, a, b)
+    first, second = neighbours(atlas, a), neighbours(atlas, b)
+    rng = np.random.default_rng(0)
+    order = np.lexsort((rng.random(atlas.n), counts))[:max(1, min(int(top), 200))]  # fewest shared first, ties mixed
+    texts = atlas.texts()
+    rows = []
+    for row in order:
+        near_a, near_b = first[row, :shown], second[row, :shown]
+        rows.append({"row": int(row), "text": texts.take([int(row)]).to_pylist()[0], "shared": int(counts[row]),
+                     "a": [{"row": int(r), "text": t} for r, t in zip(near_a, texts.take(near_a).to_pylist())],
+                     "b": [{"row": int(r), "text": t} for r, t in zip(near_b, texts.take(near_b).to_pylist())]})
+    return {"a": atlas.models[a]["label"], "b": atlas.models[b]["label"], "k": K,
+            "mean_shared": round(float(counts.mean()) / K, 4),
+            "histogram": np.bincount(counts, minlength=K + 1).tolist(), "rows": rows}
