@@ -1,0 +1,260 @@
+"""The map view (sbert_demo.atlas, sbert_demo.ui.atlas): a published map's arrays and answers, neighbours two
+models share (against numpy's exact neighbours of the models' own embeddings), the HTTP routes with good
+and bad input, and the page in headless Chromium: drawn, hovered, lassoed (the table's count against the
+points inside the polygon computed here), exported, compared, at a laptop, a projector and a phone.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from test_browser import browser, free_port  # noqa: F401 (the module's headless Chromium)
+
+from sbert_demo.atlas import compare
+from sbert_demo.atlas.store import Atlas, open_atlas, publish
+
+SENTENCES = ["A cat sleeps on the sofa.", "=HYPERLINK(\"http://x\")", "A kitten naps on a couch.", "Stocks fell sharply.",
+             "Markets dropped today.", "A dog barks at the mailman.", "The puppy is barking.", "+1 for the plan"]
+N = 600  # sentences the page test maps
+TEXT_PROBLEMS = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
+
+
+def small_atlas() -> Atlas:
+    coords = {"a": np.array([[0, 0], [1, 1], [0.1, 0], [5, 5], [5.2, 5], [2, 8], [2.1, 8], [3, 3]], dtype=float),
+              "b": np.arange(16, dtype=float).reshape(8, 2)}
+    clusters = {"a": np.array([0, 1, 0, 2, 2, 3, 3, 1]), "b": np.array([0, 0, 0, 1, 1, 1, 2, 2])}
+    words = {"a": {0: ("cat", "sofa"), 1: ("plan",), 2: ("stocks",), 3: ("dog",)}, "b": {}}
+    labels = ["pets", "junk", "pets", "money", "money", "pets", "pets", "junk"]
+    return Atlas.of_arrays("tiny", SENTENCES, coords, clusters, words, labels=labels, label_name="topic",
+                           models={"a": {"label": "Model A"}, "b": {"label": "Model B"}})
+
+
+def test_a_published_map_reads_back_as_the_page_needs_it() -> None:
+    atlas = small_atlas()
+    assert open_atlas(atlas.id).meta == atlas.meta and atlas.n == 8
+    xy = atlas.coords(0).reshape(-1, 2)
+    assert xy.dtype == np.float32 and xy.min() == -1 and xy.max() == 1  # scaled into [-1, 1], same on both axes
+    np.testing.assert_allclose(xy[3], [(5 - 2.6) / 4, (5 - 4) / 4], rtol=1e-6)  # middle (2.6, 4), half the longest side 4
+    assert atlas.clusters(1).tolist() == [0, 0, 0, 1, 1, 1, 2, 2]
+    assert atlas.sentence(5) == {"row": 5, "text": "A dog barks at the mailman.", "label": "pets",
+                                 "clusters": [{"cluster": 3, "words": ["dog"]}, {"cluster": 1, "words": []}]}
+    page = atlas.selection([6, 0, 5, 2, 0], page=1, size=2)
+    assert (page["count"], page["pages"], [r["row"] for r in page["rows"]]) == (4, 2, [5, 6])
+    assert page["counts"][0]["clusters"] == [{"cluster": 0, "count": 2, "size": 2, "words": ["cat", "sofa"]},
+                                             {"cluster": 3, "count": 2, "size": 2, "words": ["dog"]}]
+    filtered = atlas.selection([0, 2, 5, 6], query="bark")
+    assert [r["row"] for r in filtered["rows"]] == [5, 6] and filtered["matching"] == 2 and filtered["count"] == 4
+    assert atlas.selection([0, 2], query="CAT ON")["matching"] == 1  # every word, any case, at a word's start
+    again = Atlas.of_arrays("tiny", SENTENCES, {"a": atlas.coords(0).reshape(-1, 2)}, {"a": atlas.clusters(0)})
+    assert again.id != atlas.id  # another map of the same sentences is another id
+
+
+def test_a_selection_exports_as_csv_with_formulas_kept_as_text() -> None:
+    rows = list(csv.reader(io.StringIO(small_atlas().csv([7, 1]))))
+    assert rows == [["row", "sentence", "topic", "cluster (Model A)", "cluster (Model B)"],
+                    ["1", "'=HYPERLINK(\"http://x\")", "junk", "1", "0"], ["7", "'+1 for the plan", "junk", "1", "2"]]
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([8], "run from 0 to 7; 8 is not"), ([-1], "-1 is not"), ([0, "x"], "list of sentence numbers"),
+    ([], "Select some sentences first"),
+])
+def test_bad_selections_get_a_sentence(rows, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        small_atlas().csv(rows)
+
+
+def test_an_unknown_map_says_where_to_make_one() -> None:
+    with pytest.raises(ValueError, match="not a map's id"):
+        open_atlas("../../etc")
+    with pytest.raises(ValueError, match="not on this server"):
+        open_atlas("0" * 24)
+
+
+def test_shared_neighbours_match_numpy_on_the_models_own_embeddings(shipped_sentences) -> None:
+    from sbert_demo.encoding.encoder import encode
+
+    sentences = shipped_sentences[0][:400]
+    keys = ["glove-6b-50d", "wordllama-l2-256"]
+    fake = {key: np.random.default_rng(i).normal(size=(400, 2)) for i, key in enumerate(keys)}
+    atlas = Atlas.of_arrays("stsb-400", sentences, fake, {key: np.zeros(400, dtype=int) for key in keys})
+    counts = compare.shared(atlas, 1, 0)
+    expected = []
+    for key in keys:
+        unit = encode(key, sentences, use_cache=False, fast=True).embeddings.astype(np.float64)
+        unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+        scores = unit @ unit.T
+        np.fill_diagonal(scores, -np.inf)
+        expected.append(np.argsort(-scores, axis=1, kind="stable")[:, :compare.K])
+    overlap = np.array([len(set(a) & set(b)) for a, b in zip(*expected)])
+    assert (counts == overlap).mean() > 0.97  # ties at the 10th neighbour may fall either way
+    assert abs(counts.mean() - overlap.mean()) < 0.05 and 0 < counts.mean() < compare.K
+    worst = compare.disagreements(atlas, 0, 1, top=5)
+    assert [r["shared"] for r in worst["rows"]] == sorted(counts)[:5]
+    first = worst["rows"][0]
+    assert first["text"] == sentences[first["row"]] and len(first["a"]) == len(first["b"]) == 5
+    assert [n["row"] for n in first["a"]] == list(compare.neighbours(atlas, 0)[first["row"], :5])
+    with pytest.raises(ValueError, match="two different models"):
+        compare.shared(atlas, 1, 1)
+
+
+@pytest.fixture
+def shipped_sentences():
+    from sbert_demo.data.corpora import stsb_corpus
+
+    corpus = stsb_corpus(Path(__file__).resolve().parents[1] / "data")
+    return corpus.sentences, corpus.labels
+
+
+# --- HTTP ----------------------------------------------------------------------------------------
+
+@pytest.fixture
+def client():
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from sbert_demo.ui.atlas import routes
+
+    return TestClient(Starlette(routes=routes()))
+
+
+def test_the_routes_answer_binary_points_sentences_and_selections(client) -> None:
+    atlas = small_atlas()
+    api = f"/atlas/api/{atlas.id}"
+    points = client.get(f"{api}/points/0")
+    assert points.headers["content-type"] == "application/octet-stream"
+    assert np.frombuffer(points.content, dtype="<f4").tolist() == atlas.coords(0).tolist()
+    assert np.frombuffer(client.get(f"{api}/clusters/1").content, dtype="<u2").tolist() == [0, 0, 0, 1, 1, 1, 2, 2]
+    assert client.get(f"{api}/sentence/3").json()["text"] == "Stocks fell sharply."
+    binary = client.post(f"{api}/selection?size=10", content=np.array([3, 4], dtype="<i4").tobytes(),
+                         headers={"Content-Type": "application/octet-stream"}).json()
+    as_json = client.post(f"{api}/selection?size=10", json={"rows": [4, 3]}).json()
+    assert binary == as_json and binary["count"] == 2 and binary["counts"][0]["clusters"][0]["words"] == ["stocks"]
+    exported = client.post(f"{api}/export", json={"rows": [1]})
+    assert "attachment" in exported.headers["content-disposition"] and "'=HYPERLINK" in exported.text
+    assert client.get("/atlas").text.count("atlas.js") == 1
+    assert "WebGL" in client.get("/atlas/static/atlas.js").text
+    assert client.get("/atlas/static/..%2Fapp.py").status_code == 404
+
+
+@pytest.mark.parametrize("method, path, body, message", [
+    ("get", "/points/5", None, "has 2 model(s)"),
+    ("get", "/sentence/x", None, "whole number"),
+    ("get", "/sentence/99", None, "run from 0 to 7"),
+    ("post", "/selection", b"not json", "Send the selection as JSON"),
+    ("post", "/selection", b'{"rows": [true]}', "list of sentence numbers"),
+    ("post", "/selection?page=x", b'{"rows": [1]}', "page must be a whole number"),
+    ("get", "/shared/0/0", None, "two different models"),
+])
+def test_bad_requests_get_a_sentence_not_a_traceback(client, method, path, body, message) -> None:
+    atlas = small_atlas()
+    answer = getattr(client, method)(f"/atlas/api/{atlas.id}{path}", **({"content": body} if body else {}))
+    assert answer.status_code == 400 and message in answer.json()["error"], answer.text
+
+
+# --- the page ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def atlas_server():
+    """The map view's routes served on a free port in this process (the app serves the same routes)."""
+    import uvicorn
+    from starlette.applications import Starlette
+
+    from sbert_demo.ui.atlas import routes
+
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=routes()), port=free_port(), log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{server.config.port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def inside(xy: np.ndarray, polygon: list[list[float]]) -> np.ndarray:
+    """Rows whose point is inside ``polygon`` (even-odd rule, float32 as the page computes it)."""
+    x, y = xy[:, 0].astype(np.float32), xy[:, 1].astype(np.float32)
+    found = np.zeros(len(xy), dtype=bool)
+    corners = np.asarray(polygon, dtype=np.float64)
+    for (ax, ay), (bx, by) in zip(corners, np.roll(corners, 1, axis=0)):
+        crosses = (ay > y) != (by > y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            found ^= crosses & (x < (bx - ax) * (y - ay) / (by - ay) + ax)
+    return np.flatnonzero(found)
+
+
+@pytest.mark.browser
+def test_the_page_draws_hovers_lassoes_compares_and_exports(browser, atlas_server, shipped_sentences, tmp_path) -> None:
+    from sbert_demo.data.corpora import Corpus
+    from sbert_demo.explore.corpus_map import map_corpus
+
+    sentences, labels = shipped_sentences[0][:N], shipped_sentences[1][:N]
+    result = map_corpus(Corpus(f"stsb-{N}", sentences, labels, "source"), ["glove-6b-50d", "wordllama-l2-256"], 6)
+    atlas = publish(result)
+    polygon = [[-0.6, -0.6], [0.5, -0.7], [0.6, 0.4], [-0.5, 0.6]]
+    expected = inside(atlas.coords(0).reshape(-1, 2), polygon)
+    assert 30 < len(expected) < N
+    for name, (width, height) in {"laptop": (1366, 768), "projector": (1280, 720), "phone": (390, 844)}.items():
+        phone = width < 640
+        context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone,
+                                      accept_downloads=True)
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{atlas_server}/atlas?map={atlas.id}")
+        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        assert f"2 maps of {N} sentences drawn" in page.inner_text("#status")
+        # hover (laptop) or tap (phone) a point: its own sentence
+        row = int(expected[0])
+        x, y = page.evaluate(f"atlas.screenOf(0, {row})")
+        if phone:
+            page.touchscreen.tap(x, y)
+        else:
+            page.mouse.move(x, y)
+        page.wait_for_selector("#tip:not([hidden])")
+        shown = int(page.get_attribute("#tip", "data-row"))
+        assert sentences[shown] in page.inner_text("#tip")
+        # a lasso in the first map: the table counts exactly the points inside it
+        page.evaluate(f"atlas.lasso(0, {polygon})")
+        page.wait_for_selector("#selection:not([hidden])")
+        assert page.inner_text("#sel-title").startswith(f"{len(expected):,} sentences selected in GloVe")
+        first_rows = [int(r) for r in page.eval_on_selector_all("#table tr[data-row]", "rs => rs.map(r => r.dataset.row)")]
+        assert first_rows == expected[:50].tolist()
+        assert page.evaluate("location.hash").startswith("#lasso=0:")
+        greyed = page.evaluate("atlas.state.views[1].colours.filter((v, i) => i % 4 === 3 && v < 255).length")
+        assert greyed == N - len(expected)  # the other map shows the same sentences, the rest grey
+        problems = page.evaluate(TEXT_PROBLEMS)
+        assert problems == [], (name, problems)
+        page.screenshot(path=str(tmp_path / f"atlas-{name}.png"))
+        if name == "laptop":
+            with page.expect_download() as started:
+                page.click("#export")
+            exported = list(csv.reader(io.StringIO(Path(started.value.path()).read_text(encoding="utf-8"))))
+            assert [int(r[0]) for r in exported[1:]] == expected.tolist()
+            page.select_option("#colour", "shared")
+            page.wait_for_function("atlas.state.shared && atlas.state.colour === 'shared'", timeout=120_000)
+            counts = compare.shared(atlas, 0, 1)
+            assert page.evaluate("Array.from(atlas.state.shared.slice(0, 50))") == counts[:50].tolist()
+            page.click("#disagree")
+            page.wait_for_selector("#cmp-list li[data-row]")
+            worst = int(page.get_attribute("#cmp-list > li", "data-row"))
+            assert counts[worst] == counts.min()
+            # a deep link opens the same selection
+            link = page.url
+            again = context.new_page()
+            again.goto(link)
+            again.wait_for_selector("body[data-ready='1']")
+            assert again.inner_text("#sel-title").startswith(f"{len(expected):,} sentences selected")
+        if phone:  # one map at a time: the second model's tab shows its map
+            page.click("#tabs button:nth-child(2)")
+            assert page.is_visible(".panel[data-model='1'] canvas") and not page.is_visible(".panel[data-model='0']")
+        assert errors == []
+        context.close()
