@@ -1,7 +1,8 @@
 """Serve the SBERT demo: ``python app.py [--host HOST] [--port PORT] [--share]``.
 
 Hugging Face Spaces runs this file as it is (``sdk: gradio``, ``app_file: app.py``) and sets
-``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``; locally the app listens on 127.0.0.1:7860.
+``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``; locally the app listens on 127.0.0.1:7860. ``--mcp``
+(or ``SBERT_DEMO_MCP=1``, e.g. a Space's variable) also serves the app's tools over MCP.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+
+if os.environ.get("SPACES_ZERO_GPU", "").lower() in ("1", "t", "true"):
+    import spaces  # noqa: F401 - on ZeroGPU, before anything imports torch (sbert_demo/gpu.py)
 
 from sbert_demo.config import quiet_libraries
 
@@ -21,6 +25,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
                         help="port to listen on (default: $GRADIO_SERVER_PORT or 7860)")
     parser.add_argument("--share", action="store_true", help="also open a temporary public gradio.live link")
+    parser.add_argument("--mcp", action="store_true", default=os.environ.get("SBERT_DEMO_MCP", "") == "1",
+                        help="also serve the app's tools to AI assistants over MCP at /gradio_api/mcp/ "
+                             "(default: $SBERT_DEMO_MCP=1)")
     return parser.parse_args(argv)
 
 
@@ -33,7 +40,8 @@ def main(argv: list[str] | None = None) -> None:
 
     demo = configure_queue(build_app())
     draw_first_page()  # on a prepared machine: the default page drawn before anyone can ask for it
-    demo.launch(server_name=args.host, server_port=args.port, share=args.share, **launch_options())
+    demo.launch(server_name=args.host, server_port=args.port, share=args.share, mcp_server=args.mcp,
+                **launch_options())
 
 
 if __name__ == "__main__":

@@ -118,12 +118,21 @@ def _cpu_has_native_bf16() -> bool:
     return bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
 
 
-@memoize(maxsize=1)
 def detect_hardware() -> Hardware:
-    """Describe this machine's accelerators (imports torch; cached)."""
+    """Describe this machine's accelerators (imports torch; cached). On ZeroGPU the GPU exists only inside
+    a ``spaces.GPU`` call (:mod:`sbert_demo.gpu`): outside one, CUDA is not asked about at all."""
+    from ..gpu import inside_gpu_call, zero_gpu
+
+    if zero_gpu():
+        return _detect(cuda_allowed=inside_gpu_call())
+    return _detect(cuda_allowed=True)
+
+
+@memoize(maxsize=2)
+def _detect(cuda_allowed: bool) -> Hardware:
     import torch
 
-    cuda = torch.cuda.is_available()
+    cuda = cuda_allowed and torch.cuda.is_available()
     mps = bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
     return Hardware(
         cuda=cuda,

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..models import loading
 from ..data.text import check_text
+from ..gpu import gpu_function, inside_gpu_call, zero_gpu
 from ..models.entries import ModelEntry
 from ..models.loading import ResolvedModel
 from ..models.kinds import kind_of
@@ -209,6 +210,9 @@ def encode(
     """
     started = time.perf_counter()
     texts = validate_texts(texts)
+    if zero_gpu() and not inside_gpu_call() and len(texts) >= GPU_BATCH_MIN:  # worth a lent GPU (sbert_demo.gpu)
+        return _encode_on_gpu(model, texts, registry=registry, batch_size=batch_size, precision=precision,
+                              backend=backend, use_cache=use_cache, fast=fast)
     registry = registry or get_registry()
     resolved = loading.resolve(model, registry)  # once: what follows reuses it
     entry, status, identity = resolved
@@ -256,6 +260,20 @@ def encode(
         truncated=tuple(int(i) for i in np.flatnonzero(np.isin(rows, list(truncated_unique)))),
         empty_vectors=tuple(int(i) for i in zero),
     )
+
+
+GPU_BATCH_MIN = 512  # on ZeroGPU, fewer sentences are encoded on the CPU (a GPU call costs seconds to start)
+GPU_SENTENCES_PER_S = 2000  # what a ZeroGPU slice encodes with mpnet, to size the call's duration
+
+
+def _gpu_seconds(model, texts, **options) -> float:
+    return 30 + len(texts) / GPU_SENTENCES_PER_S
+
+
+@gpu_function(duration=_gpu_seconds)
+def _encode_on_gpu(model, texts, **options) -> Encoded:
+    """:func:`encode` on a GPU lent by ZeroGPU (the model loads on it inside the call)."""
+    return encode(model, texts, **options)
 
 
 def fitted_fix(model: ModelEntry | ResolvedModel, progress: Progress | None = None, **options) -> fixes.FittedFix:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import settings
+from ..gpu import zero_gpu
 from ..shared import process_wide
 from .job_state import JobSnapshot, JobState
 from .reporting import replay
@@ -68,6 +69,12 @@ class _Job:
         self._stdin_lock = threading.Lock()
         self.monitor = threading.Thread(target=self._watch, name=f"train-monitor-{self.id}", daemon=True)
 
+    def request(self) -> dict:
+        """What the training process is given: the run, a model added at run time, the app's settings."""
+        handed = settings() if self.models_dir is None else settings().replace(models_dir=self.models_dir)
+        return {"config": self.config.as_dict(), "entry": asdict(self.entry) if self.entry else None,
+                "settings": handed.as_dict()}
+
     def launch(self) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_PARENT),
                                                                          os.environ.get("PYTHONPATH")]))}
@@ -75,10 +82,7 @@ class _Job:
             [sys.executable, "-m", "sbert_demo.training.worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, env=env, text=True, encoding="utf-8", bufsize=1,
         )
-        handed = settings() if self.models_dir is None else settings().replace(models_dir=self.models_dir)
-        request = {"config": self.config.as_dict(), "entry": asdict(self.entry) if self.entry else None,
-                   "settings": handed.as_dict()}
-        self._write(json.dumps(request))
+        self._write(json.dumps(self.request()))
         self.monitor.start()
 
     def _write(self, line: str) -> None:
@@ -146,6 +150,40 @@ class _Job:
         self.state.finish("failed", message, error=message)
 
 
+class _ZeroGpuJob(_Job):
+    """On ZeroGPU (:mod:`sbert_demo.gpu`): the run inside a ``spaces.GPU`` call, which ``spaces`` forks
+    with the GPU lent for the estimated time; its events stream back into the job's state, and a cancel
+    is a file the run watches (the forked process shares the disk, not the memory)."""
+
+    def launch(self) -> None:
+        self.cancel_file = settings().cache_dir / "training" / f"cancel-{self.id}"
+        self.monitor = threading.Thread(target=self._stream, name=f"train-gpu-{self.id}", daemon=True)
+        self.monitor.start()
+
+    def _stream(self) -> None:
+        from .worker import train_on_gpu
+
+        try:
+            for event in train_on_gpu(self.request(), str(self.cancel_file), self.state.snapshot().estimate_s or 0.0):
+                self._apply(event)
+        except Exception as exc:  # the GPU was not lent (quota, duration) or the call failed
+            logger.exception("Training on ZeroGPU failed")
+            self.state.finish("failed", f"Training on the GPU failed ({exc}); try a shorter run or later.",
+                              error=str(exc))
+        if self.state.snapshot().active:
+            self._finish_after_exit(1)
+        self.cancel_file.unlink(missing_ok=True)
+
+    def cancel(self) -> None:
+        self.cancel_requested = time.monotonic()
+        self.state.log("Cancel requested")
+        try:
+            self.cancel_file.parent.mkdir(parents=True, exist_ok=True)
+            self.cancel_file.touch()
+        except OSError:
+            logger.warning("Could not ask the GPU run to stop (%s)", self.cancel_file)
+
+
 class TrainingJobs:
     """The process-wide training job manager: one job at a time, polled through snapshots."""
 
@@ -169,7 +207,8 @@ class TrainingJobs:
         estimate_s = _safe_estimate(config)
         with self._lock:
             self._refuse_if_busy()
-            job = self._job = _Job(config, entry, estimate_s, models_dir, purpose)
+            job_class = _ZeroGpuJob if zero_gpu() else _Job
+            job = self._job = job_class(config, entry, estimate_s, models_dir, purpose)
             job.launch()
         logger.info("Started training job %s: %s", job.id, config)
         return job.id

@@ -21,6 +21,8 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from ..gpu import gpu_function
+
 logger = logging.getLogger("sbert_demo.training.worker")
 
 
@@ -62,6 +64,51 @@ def run(request: dict[str, Any], reporter: Any, cancel: threading.Event) -> tupl
     except Exception as exc:  # a bug or a library failure: logged here, a sentence for the user
         logger.exception("Training failed")
         return "failed", [f"Training failed unexpectedly ({type(exc).__name__}: {exc}); see the server log."]
+
+
+def _gpu_seconds(request: dict[str, Any], cancel_path: str, estimate_s: float) -> float:
+    return 60 + 1.5 * estimate_s  # the model loaded on the GPU, then the CPU's estimate with room
+
+
+@gpu_function(duration=_gpu_seconds)
+def train_on_gpu(request: dict[str, Any], cancel_path: str, estimate_s: float):
+    """On ZeroGPU: :func:`run` inside the GPU call, yielding its events (``[method, [args]]``) as they come;
+    the run stops when ``cancel_path`` appears."""
+    import queue
+
+    from ..config import Settings, use_settings
+    from .reporting import JsonLinesReporter
+
+    events: queue.Queue = queue.Queue()
+
+    class Lines:
+        def write(self, text: str) -> None:
+            events.put(text)
+
+        def flush(self) -> None:
+            pass
+
+    reporter, cancel = JsonLinesReporter(Lines()), threading.Event()
+
+    def watch() -> None:
+        while not cancel.wait(0.5):
+            if os.path.exists(cancel_path):
+                cancel.set()
+
+    def work() -> None:
+        try:
+            with use_settings(Settings.from_dict(request["settings"])):
+                reporter.send(*run(request, reporter, cancel))
+        finally:
+            events.put(None)
+
+    threading.Thread(target=watch, daemon=True).start()
+    threading.Thread(target=work, daemon=True).start()
+    while (text := events.get()) is not None:
+        for line in text.splitlines():
+            if line.strip():
+                yield json.loads(line)
+    cancel.set()
 
 
 def _yield_cpu_to_the_app(niceness: int) -> None:

@@ -15,7 +15,7 @@ import threading
 
 import gradio as gr
 
-from . import audience, explore, models, sts, talk, why
+from . import audience, explore, models, sts, talk, tools, why
 from .links import TabParts
 from .model_select import Refresher, keep_in_sync
 from .page_assets import asset, launch_assets
@@ -175,6 +175,7 @@ def build_app(warm_up: bool = True) -> gr.Blocks:
         # separate load events would race, and the older selection could win).
         wire_links(demo, (share, share_notes), tabs, tab_events, linkable, every_refresher)
         gr.HTML(asset("footer.html"), elem_id="page-footer")
+        tools.build()  # endpoints for assistants (MCP with --mcp) and scripts
     if warm_up:
         start_warm_up()
     return demo

@@ -141,6 +141,16 @@ def user_errors(handler: Callable) -> Callable:
     return _converting(handler, Exception, to_gr_error)
 
 
+def tool_errors(handler: Callable) -> Callable:
+    """Like :func:`user_errors` for endpoints no page renders (tools for assistants): the sentence as plain
+    text, not escaped for HTML."""
+    def plain(exc: BaseException) -> gr.Error:
+        error = to_gr_error(exc)
+        return gr.Error(error.sentence, print_exception=False) if hasattr(error, "sentence") else error
+
+    return _converting(handler, Exception, plain)
+
+
 def warn_once_about_the_cache() -> None:
     """If the persistent embedding cache stopped working (read-only or full disk), say so once."""
     notice = embedding_cache().take_notice()

@@ -1,0 +1,103 @@
+"""The MCP server (``python app.py --mcp``): the app's tools listed with their descriptions and called with
+the ``mcp`` client package against the running app; the numbers are checked against the app's own
+functions, and a bad argument gets the page's sentence (slow: it starts the app)."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_browser import free_port, serve
+
+pytestmark = pytest.mark.slow
+TOOLS = "compare_sentences,sts_spearman,available_models"
+
+
+@pytest.fixture(scope="module")
+def mcp_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("mcp-app")
+    env = {**os.environ, "SBERT_DEMO_DATA": str(shipped_data), "SBERT_DEMO_CACHE": str(root / "cache"),
+           "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
+           "GRADIO_ANALYTICS_ENABLED": "False"}
+    for name in ("SPACE_ID", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "SBERT_DEMO_PRECISION", "SBERT_DEMO_MCP"):
+        env.pop(name, None)
+    for url in serve(env, ["--port", str(free_port()), "--mcp"], "server-mcp.log"):
+        yield f"{url}gradio_api/mcp/"
+
+
+def answer_of(result) -> dict:
+    """A tool's answer: its structured content, else its text (JSON, or the Python literal Gradio writes)."""
+    if getattr(result, "structuredContent", None):
+        found = result.structuredContent
+        return found.get("result", found) if isinstance(found, dict) and set(found) == {"result"} else found
+    text = result.content[0].text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return ast.literal_eval(text)
+
+
+def session(url: str, work):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def run():
+        async with streamable_http_client(url) as (reader, writer, _):
+            async with ClientSession(reader, writer) as client:
+                await client.initialize()
+                return await work(client)
+
+    return asyncio.run(run())
+
+
+def test_the_tools_are_listed_with_what_they_do(mcp_url: str) -> None:
+    async def listed(client):
+        return {tool.name: tool for tool in (await client.list_tools()).tools}
+
+    everything = session(mcp_url, listed)
+    assert {"compare_sentences", "sts_spearman", "available_models"} <= set(everything)
+    chosen = session(f"{mcp_url}?tools={TOOLS}", listed)
+    assert set(chosen) == set(TOOLS.split(","))
+    compare = chosen["compare_sentences"]
+    assert "cosine similarity per model" in compare.description
+    properties = compare.inputSchema["properties"]
+    assert set(properties) == {"sentences", "models"} and "one per line" in properties["sentences"]["description"]
+
+
+def test_compare_sentences_and_sts_spearman_answer_the_right_numbers(mcp_url: str) -> None:
+    from sbert_demo.encoding.encoder import encode
+
+    sentences = ["A man is playing a guitar.", "Someone plays the guitar on stage.", "Stock markets fell sharply."]
+
+    async def calls(client):
+        compared = await client.call_tool("compare_sentences", {"sentences": "\n".join(sentences),
+                                                                "models": "glove-6b-50d"})
+        spearman = await client.call_tool("sts_spearman", {"models": "glove-6b-50d", "split": "test"})
+        return answer_of(compared), answer_of(spearman)
+
+    compared, spearman = session(mcp_url, calls)
+    vectors = encode("glove-6b-50d", sentences, use_cache=False).embeddings
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    np.testing.assert_allclose(compared["models"][0]["cosine"], unit @ unit.T, atol=1e-4)
+    assert compared["models"][0]["most_similar_pair"][:2] == [0, 1]
+    assert spearman["pairs"] == 1379 and spearman["models"][0]["spearman"] == 55.60  # the library's exact value
+
+
+@pytest.mark.parametrize("tool, arguments, sentence", [
+    ("compare_sentences", {"sentences": "Only one.", "models": "glove-6b-50d"}, "Only one sentence was found"),
+    ("compare_sentences", {"sentences": "A.\nB.", "models": "no-such-model"}, "no-such-model"),
+    ("sts_spearman", {"models": "glove-6b-50d", "split": "train"}, "The split is 'dev' or 'test'"),
+])
+def test_bad_arguments_get_the_pages_sentences(mcp_url: str, tool: str, arguments: dict, sentence: str) -> None:
+    async def call(client):
+        return await client.call_tool(tool, arguments)
+
+    answer = session(mcp_url, call)
+    text = " ".join(getattr(part, "text", "") for part in answer.content)
+    assert answer.isError and sentence in text and "Traceback" not in text, text
