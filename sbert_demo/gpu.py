@@ -39,8 +39,6 @@ def inside_gpu_call() -> bool:
 
 def _scoped(function: Callable) -> Callable:
     """``function`` with :func:`inside_gpu_call` true while it runs (in the process ``spaces`` forks)."""
-    global _inside
-
     if inspect.isgeneratorfunction(function):
         @functools.wraps(function)
         def generator(*args, **kwargs):

@@ -19,7 +19,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sbert_demo"
 # The foundation: modules at the top of the package that everything may use, and what they may use.
-FOUNDATION = {"config": {"shared"}, "shared": set(), "hub": {"config", "shared"}, "plot_style": set(), "views": set(), "formatting": set(),
+FOUNDATION = {"config": {"shared"}, "shared": set(), "hub": {"config", "shared"}, "plot_style": set(), "views": set(), "formatting": set(), "gpu": set(),
               "__main__": {"cli"}}  # ``python -m sbert_demo``: the command line's entry point
 
 

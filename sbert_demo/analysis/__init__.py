@@ -11,5 +11,5 @@
 The training-free fixes themselves (``K+whiten`` ...) are registry variants:
 :mod:`sbert_demo.models.variants` and :mod:`sbert_demo.encoding.fixes`.
 
-May import: config, shared, views, formatting, plot_style, models, data, encoding, explore, benchmark.
+May import: config, shared, views, formatting, plot_style, models, data, encoding, explore, benchmark, gpu.
 """

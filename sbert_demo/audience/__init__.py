@@ -7,5 +7,5 @@
   sentences' similarities, the closest pair, and where one sentence landed;
 * :mod:`.qr` — a QR code of a link, drawn offline (segno), as an SVG image.
 
-May import: config, shared, views, formatting, plot_style, models, data, encoding, explore.
+May import: config, shared, views, formatting, plot_style, models, data, encoding, explore, gpu.
 """

@@ -4,5 +4,5 @@
 * :mod:`.score_changes` — the one before/after table of a model trained here (STSb per split);
 * :mod:`.plots` — Spearman bars against the SBERT paper's numbers, gold score against cosine.
 
-May import: config, shared, views, formatting, plot_style, models, data, encoding.
+May import: config, shared, views, formatting, plot_style, models, data, encoding, gpu.
 """

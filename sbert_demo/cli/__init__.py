@@ -7,7 +7,7 @@ exit status 2, never a traceback. One module per group of commands: :mod:`.evalu
 (``board export``), :mod:`.prepare` (``prepare``); :mod:`.output`
 formats what they print.
 
-May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, talk, corpus.
+May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, talk, corpus, atlas.
 """
 
 from __future__ import annotations

@@ -6,5 +6,5 @@ read; ``shards`` and ``embed`` hold and compute the embeddings; ``ray_embed`` is
 absent); ``layout``, ``clusters`` and ``search`` make the map; ``large_map`` puts them together in the
 corpus map's result shape, for the page, the API and the command line.
 
-May import: config, shared, views, formatting, plot_style, hub, models, data, encoding, explore.
+May import: config, shared, views, formatting, plot_style, hub, models, data, encoding, explore, gpu.
 """

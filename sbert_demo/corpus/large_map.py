@@ -32,6 +32,7 @@ from .layout import SAMPLE, layout
 from .sources import LargeCorpus, Progress
 
 DEFAULT_K = 20
+MEANING_MATCHES = 100  # as the small map's search by meaning
 MAP_FORMAT = "1"
 
 
@@ -110,3 +111,27 @@ def map_large_corpus(corpus: LargeCorpus, model_keys: Sequence[str], k: int = DE
         label_words = {str(label): found for label, found in
                        distinctive_words([corpus.sentences[i] for i in rows], [corpus.labels[i] for i in rows]).items()}
     return CorpusMap(as_corpus(corpus), k, models, label_words, outcome_notes(models))
+
+
+def search_large(result: CorpusMap, query: str, mode: str = "words") -> dict[str, tuple[np.ndarray, str]]:
+    """:func:`~sbert_demo.explore.corpus_map.search` for a corpus mapped here: meaning through each model's
+    search index over its shards (:mod:`.search`) instead of encoding every sentence again."""
+    from ..explore.corpus_map import check_query, search
+    from .search import CorpusIndex
+    from .sources import LargeCorpus
+
+    if mode != "meaning":
+        return search(result, query, mode)
+    query = check_query(query)
+    if not query:
+        return {}
+    corpus = LargeCorpus(result.corpus.name, result.corpus.sentences, None)
+    found = {}
+    for model in result.succeeded:
+        index = CorpusIndex.open_or_build(embed_corpus(corpus, model.key))
+        rows = index.search([query], MEANING_MATCHES)[0]
+        matches = np.array([row for row, _ in rows], dtype=np.int64)
+        lowest = f"; the last of them has cosine {rows[-1][1]:.2f}" if rows else ""
+        found[model.key] = (matches, f"The {len(matches)} sentences {model.label} puts closest to \u201c{query}\u201d "
+                                     f"(search index){lowest}.")
+    return found

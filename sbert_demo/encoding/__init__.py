@@ -12,5 +12,5 @@
 
 data: only for the sentence collection the fixes are fitted on.
 
-May import: config, shared, views, formatting, hub, models, data.
+May import: config, shared, views, formatting, hub, models, data, gpu.
 """

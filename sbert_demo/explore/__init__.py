@@ -15,5 +15,5 @@
 * :mod:`.exports` — embeddings as .npy / .csv / Embedding Projector TSVs, tables as CSV, in
   temporary folders that are cleaned up.
 
-May import: config, shared, views, formatting, plot_style, models, data, encoding.
+May import: config, shared, views, formatting, plot_style, models, data, encoding, gpu.
 """

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.corpora import MAX_CORPUS_SENTENCES, Corpus
+from ..data.corpora import Corpus
 from ..data.text import check_text, clean_text
 from ..encoding.encoder import encode
 from ..encoding.fixes import collection_id
@@ -194,15 +194,6 @@ def meaning_matches(model_key: str, sentences: Sequence[str], query: str, top: i
     if not query:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     model = resolve_for(model_key, EMBEDS, "search by meaning", registry)
-    if len(sentences) > MAX_CORPUS_SENTENCES:  # a large corpus: its shards' search index, not one encoding of all
-        from ..corpus.embed import embed_corpus
-        from ..corpus.search import CorpusIndex
-        from ..corpus.sources import LargeCorpus
-
-        embedded = embed_corpus(LargeCorpus("search", list(sentences), None), model.entry.key)
-        found = CorpusIndex.open_or_build(embedded).search([query], top)[0]
-        return (np.array([row for row, _ in found], dtype=np.int64),
-                np.array([cosine for _, cosine in found], dtype=np.float64))
     vectors = encode(model, list(sentences), registry=registry, fast=True).embeddings
     probe = encode(model, [query], registry=registry, fast=True).embeddings[0]
     scores = vectors @ probe

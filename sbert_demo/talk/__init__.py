@@ -5,5 +5,5 @@ cost, the live training, the room), ``slides`` draws them for a projector or a p
 ``rehearsal`` keeps every computed step (in memory and in the cache folder) so that a step on stage
 answers at once, and ``training`` runs the talk's own siamese-GloVe training where no user model lives.
 
-May import: config, shared, views, formatting, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience.
+May import: config, shared, views, formatting, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, gpu.
 """

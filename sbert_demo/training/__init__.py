@@ -12,7 +12,7 @@
 Importing this package is cheap (no torch): the heavy modules load when a run starts. The
 command line (``python -m sbert_demo train``) is :mod:`sbert_demo.cli.train`.
 
-May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, benchmark.
+May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, benchmark, gpu.
 """
 
 from .estimate import estimate, estimate_seconds

@@ -7,5 +7,5 @@ capability needs), :mod:`.snippets` renders small HTML pieces (escaping every ta
 kept as files in ``assets/``; each tab module builds its layout, then wires its events, and keeps
 its handlers thin: one core call each.
 
-May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, talk, corpus.
+May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, talk, corpus, gpu, atlas.
 """

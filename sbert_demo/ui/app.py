@@ -16,6 +16,7 @@ import threading
 import gradio as gr
 
 from . import audience, explore, models, sts, talk, tools, why
+from .common import MAX_FILE_SIZE
 from .links import TabParts
 from .model_select import Refresher, keep_in_sync
 from .page_assets import asset, launch_assets
@@ -28,7 +29,6 @@ TITLE = "SBERT demo: sentence similarity, naive vs. siamese"
 # sending at once must all get in line (64 refused 1,570 requests of bench/load.py's default scenario).
 QUEUE_MAX_SIZE = 256
 DEFAULT_CONCURRENCY = 2  # the machine has few cores; more parallel encodes only slow each other down
-MAX_FILE_SIZE = "300mb"  # a corpus of a million sentences (the other uploads check their own, smaller limits)
 # Queue positions and ETAs go to every waiting page once a second, not at every start of a job:
 # Gradio's "auto" sent each of 100 waiting pages a message per start (bench/load.py's default
 # scenario, Zen 4: the app's CPU per request 42.9 -> 26.8 ms, 13.0 -> 18.3 requests/s).

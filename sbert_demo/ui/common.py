@@ -30,6 +30,7 @@ from ..shared import BoundedCache
 
 logger = logging.getLogger(__name__)
 
+MAX_FILE_SIZE = "300mb"  # uploads: a corpus of a million sentences (the others check their own, smaller limits)
 UNEXPECTED = "Something went wrong on the server ({kind}); it has been logged. Please try again."
 FAILED = "The last action failed; see the message above or the server log."
 MAX_SESSIONS = 1000  # sessions whose last failure is kept until shown (oldest forgotten first)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import gradio as gr
 
 from ..atlas.store import publish
-from ..corpus.large_map import as_corpus, map_large_corpus
+from ..corpus.large_map import map_large_corpus, search_large
 from ..corpus.library import open_corpus
 from ..corpus.sources import MAX_SENTENCES, LargeCorpus, SourceSpec, row_count
 from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_SENTENCES, NO_LABEL, STSB_CORPUS, Corpus, corpus_columns,
@@ -29,7 +29,7 @@ from ..explore.corpus_map import (DEFAULT_K, MAX_K, CorpusMap, ModelMap, map_cor
 from ..formatting import MISSING
 from ..views import VIEWS
 from . import snippets
-from .common import action, user_errors, warn_once_about_the_cache
+from .common import MAX_FILE_SIZE, action, user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
 
 SOURCES = [(f"{STSB_CORPUS} (built in)", "stsb"), ("my file", "file")]
@@ -76,8 +76,6 @@ UPLOAD_HINT = ("Upload a corpus file: .txt (one sentence per line, optionally 'l
 
 
 def upload_hint() -> str:
-    from .app import MAX_FILE_SIZE
-
     return UPLOAD_HINT.format(size=MAX_FILE_SIZE.upper().replace("MB", " MB"), small=MAX_CORPUS_SENTENCES)
 
 
@@ -195,7 +193,7 @@ def _searched_slots(result: CorpusMap, colour_by: str, query: str | None, mode: 
     drawn = len(result.corpus) <= MAX_CORPUS_SENTENCES  # larger maps are the map view's to draw
     if not query:
         return {}, _slots(result, colour_by, drawn=drawn)
-    found = search(result, query, mode)
+    found = search(result, query, mode) if drawn else search_large(result, query, mode)
     return found, _slots(result, colour_by, {key: matches for key, (matches, _) in found.items()}, query,
                          drawn=drawn)
 
