@@ -7,6 +7,7 @@ points inside the polygon computed here), exported, compared, at a laptop, a pro
 from __future__ import annotations
 
 import csv
+import re
 import io
 import threading
 import time
@@ -258,3 +259,48 @@ def test_the_page_draws_hovers_lassoes_compares_and_exports(browser, atlas_serve
             assert page.is_visible(".panel[data-model='1'] canvas") and not page.is_visible(".panel[data-model='0']")
         assert errors == []
         context.close()
+
+
+def test_a_corpus_past_the_figure_limit_is_mapped_from_a_sample_and_shown_in_the_map_view(
+        tmp_path, monkeypatch, shipped_sentences) -> None:
+    """The corpus tab past its figure limit (lowered here to 300 sentences): the sampled path, no Plotly
+    figure, the map view in the page, and a search's matches linked into it."""
+    import gradio as gr
+
+    from sbert_demo.explore.corpus_map import CorpusMap
+    from sbert_demo.ui import corpus as tab
+
+    monkeypatch.setattr(tab, "MAX_CORPUS_SENTENCES", 300)
+    upload = tmp_path / "big.csv"
+    with upload.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "source"])
+        writer.writerows(zip(shipped_sentences[0][:400], shipped_sentences[1][:400]))
+    card, notes, state, data, clusters, found, view, *slots = tab.run_map(
+        "file", str(upload), None, None, ["glove-6b-50d"], "clusters", 6, progress=lambda *a, **k: None)
+    assert "big.csv: 400 sentences" in card and isinstance(state, CorpusMap) and len(state.corpus) == 400
+    assert len(data["models"][0]["map"]["x"]) == 400  # the API keeps today's shape: every point's x and y
+    atlas_id = re.search(r"/atlas\?map=([0-9a-f]+)", view).group(1)
+    assert "<iframe" in view and open_atlas(atlas_id).n == 400
+    assert slots[0] == gr.update(visible=False) and slots[1] is None  # no Plotly figure of the points
+    found, *slots = tab.highlight(state, "clusters", "man", "words")
+    rows = [int(r) for r in re.search(r"#rows=([\d,]+)", found).group(1).split(",")]
+    assert rows and all(re.search(r"(?<!\w)man", shipped_sentences[0][r], re.IGNORECASE) for r in rows)
+
+
+def test_the_corpus_tab_reads_a_hugging_face_dataset(tmp_path, shipped_sentences) -> None:
+    """The tab's third source: a dataset by id (here a folder saved with ``save_to_disk``, as the Hub is off),
+    and a sentence for one the Hub would have to send."""
+    import datasets
+
+    from sbert_demo.ui import corpus as tab
+
+    folder = tmp_path / "saved"
+    datasets.Dataset.from_dict({"sentence": shipped_sentences[0][:50], "topic": shipped_sentences[1][:50]}) \
+        .save_to_disk(str(folder))
+    corpus = tab.load_corpus("dataset", None, None, None, str(folder))
+    assert corpus.sentences == list(dict.fromkeys(shipped_sentences[0][:50])) and corpus.label_name == "topic"
+    with pytest.raises(ValueError, match="cannot be reached from here"):
+        tab.load_corpus("dataset", None, None, None, "someone/some-dataset:default:train")
+    with pytest.raises(ValueError, match="Name the Hugging Face dataset"):
+        tab.load_corpus("dataset", None, None, None, " ")

@@ -32,7 +32,8 @@ from . import snippets
 from .common import MAX_FILE_SIZE, action, user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
 
-SOURCES = [(f"{STSB_CORPUS} (built in)", "stsb"), ("my file", "file")]
+SOURCES = [(f"{STSB_CORPUS} (built in)", "stsb"), ("my file", "file"), ("a Hugging Face dataset", "dataset")]
+DATASET_HINT = "id, or id:config:split, e.g. sentence-transformers/stsb:default:train"
 COLOURS = [("given labels", "labels"), ("k-means clusters", "clusters")]
 SEARCH_CHOICES = [("words", "words"), ("meaning (100 nearest)", "meaning")]
 NONE_CHOICE = ("(none: colour by clusters)", NO_LABEL)
@@ -47,13 +48,27 @@ LINKED_MATCHES = 2000  # a search's matches carried to the map view in its link
 FILE_TYPES = [*CORPUS_SUFFIXES, ".jsonl"]
 
 
+def dataset_spec(dataset: str | None, text_column: str | None, label_column: str | None) -> SourceSpec:
+    """``id``, ``id:config`` or ``id:config:split`` (default split: train) as a dataset source."""
+    parts = [part.strip() for part in (dataset or "").split(":")]
+    if not parts[0]:
+        raise ValueError(f"Name the Hugging Face dataset: {DATASET_HINT}.")
+    if len(parts) > 3:
+        raise ValueError(f"A dataset is {DATASET_HINT}; {dataset!r} has too many ':'.")
+    name, config, split = (parts + ["", ""])[:3]
+    return SourceSpec(dataset=name, config=config or None, split=split or "train", text_column=text_column or None,
+                      label_column="" if label_column == NO_LABEL else label_column or None)
+
+
 def load_corpus(source: str, path: str | None, text_column: str | None,
-                label_column: str | None) -> Corpus | LargeCorpus:
+                label_column: str | None, dataset: str | None = None) -> Corpus | LargeCorpus:
     """The corpus chosen: up to 20,000 rows read whole, beyond that streamed (a :class:`LargeCorpus`)."""
     if source == "stsb":
         return stsb_corpus()
+    if source == "dataset":
+        return open_corpus(dataset_spec(dataset, text_column, label_column))
     if source != "file":
-        raise ValueError(f"Unknown corpus source {source!r}; choose 'stsb' or 'file'.")
+        raise ValueError(f"Unknown corpus source {source!r}; choose 'stsb', 'file' or 'dataset'.")
     if not path:
         raise ValueError("Upload a corpus file first (.txt, .csv, .tsv, .parquet or .jsonl), or choose the built-in "
                          "corpus.")
@@ -84,6 +99,11 @@ def inspect_file(source: str, path: str | None) -> list:
     """When the source or the file changes: the file's columns to choose from (the ones found by name
     selected) and what the corpus holds, or why it cannot be read as it is."""
     hidden = gr.update(visible=False)
+    if source == "dataset":  # read when mapped (a dataset may be large, or only on the Hub)
+        return [gr.update(visible=True, choices=[], value=None), gr.update(visible=True, choices=[NONE_CHOICE],
+                                                                           value=NO_LABEL),
+                snippets.paragraph(f"Name a Hugging Face dataset ({DATASET_HINT}); it is read when you map it, up to "
+                                   f"{MAX_SENTENCES:,} sentences.")]
     if source != "file":
         return [hidden, hidden, _card(load_corpus(source, None, None, None))]
     if not path:
@@ -115,10 +135,10 @@ def describe_choice(source: str, path: str | None, text_column: str | None, labe
 @user_errors
 def run_map(source: str, path: str | None, text_column: str | None, label_column: str | None,
             model_keys: list[str], colour_by: str, k: float, query: str | None = None, mode: str = "words",
-            progress=gr.Progress()) -> list:
+            dataset: str | None = "", progress=gr.Progress()) -> list:
     """Map the corpus; a search still in its box is applied to the new maps (its matches on top)."""
     progress(0.0, desc="Reading the corpus")
-    corpus = load_corpus(source, path, text_column, label_column)
+    corpus = load_corpus(source, path, text_column, label_column, dataset)
     say = lambda fraction, what: progress(0.95 * fraction, desc=what)  # noqa: E731
     if isinstance(corpus, LargeCorpus):
         result = map_large_corpus(corpus, model_keys or [], int(k), progress=say)
@@ -295,6 +315,10 @@ def build() -> CorpusParts:
             source = gr.Radio(SOURCES, value="stsb", label="Corpus", elem_id="corpus-source")
             file = gr.File(label="Corpus file (.txt, .csv, .tsv, .parquet, .jsonl)", file_types=FILE_TYPES,
                            type="filepath", visible=False, elem_id="corpus-file")
+            dataset = gr.Textbox(label="Hugging Face dataset", placeholder=DATASET_HINT, visible=False, max_lines=1,
+                                 info="Read with datasets.load_dataset (needs the Hub, or the dataset in the local "
+                                      "Hugging Face cache); the text column is found by name or typed below.",
+                                 elem_id="corpus-dataset")
             with gr.Row():
                 text_column = gr.Dropdown(label="Text column", visible=False, allow_custom_value=True,
                                           elem_id="corpus-text-column")
@@ -330,15 +354,15 @@ def build() -> CorpusParts:
         clusters = gr.HTML(elem_id="corpus-clusters")
     data = gr.JSON(visible=False)  # what the API returns; the page shows the figures
 
-    source.change(lambda s: gr.update(visible=s == "file"), source, file, queue=False, api_visibility="private",
-                  show_progress="hidden")
+    source.change(lambda s: [gr.update(visible=s == "file"), gr.update(visible=s == "dataset")], source,
+                  [file, dataset], queue=False, api_visibility="private", show_progress="hidden")
     # source.input, not .change: an upload routed here from the sentence box sets both at once, and two
     # answers racing could leave the older one on the card.
     action([source.input, file.change], inspect_file, [source, file], [text_column, label_column, card],
            failures_to=card, api_visibility="private", show_progress="hidden")
     action([text_column.input, label_column.input], describe_choice, [source, file, text_column, label_column],
            card, failures_to=card, api_visibility="private", show_progress="hidden")
-    action([run.click], run_map, [source, file, text_column, label_column, models, colour_by, k, query, mode],
+    action([run.click], run_map, [source, file, text_column, label_column, models, colour_by, k, query, mode, dataset],
            [card, notes, state, data, clusters, found, view, *slots], failures_to=progress_box, api_name="corpus_map", reveal="corpus-search",
            # a map of 20,000 sentences takes a minute: one at a time, and never holding a slot of Explore's
            concurrency_id="corpus", concurrency_limit=1, show_progress_on=progress_box)
