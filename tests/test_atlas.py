@@ -304,3 +304,38 @@ def test_the_corpus_tab_reads_a_hugging_face_dataset(tmp_path, shipped_sentences
         tab.load_corpus("dataset", None, None, None, "someone/some-dataset:default:train")
     with pytest.raises(ValueError, match="Name the Hugging Face dataset"):
         tab.load_corpus("dataset", None, None, None, " ")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_page_at_scale_draws_and_lassoes_three_hundred_thousand_points(browser, atlas_server) -> None:
+    """The map view with 300,000 points per model (two models, synthetic clusters, real page): drawn, a
+    lasso of a tenth of them counted exactly and greyed in the other map, the table filled."""
+    rng = np.random.default_rng(0)
+    n = 300_000
+    centres = rng.normal(size=(30, 2)) * 4
+    groups = rng.integers(0, 30, n)
+    first = centres[groups] + rng.normal(size=(n, 2))
+    second = centres[(groups * 7) % 30] + rng.normal(size=(n, 2))  # the same groups, elsewhere
+    words = ["river", "piano", "tensor", "market", "garden", "engine"]
+    sentences = [f"Sentence {i} about the {words[g % 6]} number {g}." for i, g in enumerate(groups)]
+    atlas = Atlas.of_arrays("synthetic-300k", sentences, {"a": first, "b": second}, {"a": groups, "b": groups})
+    xy = atlas.coords(0).reshape(-1, 2)
+    centre = np.median(xy, axis=0)
+    half = np.sort(np.abs(xy - centre).max(axis=1))[n // 10]  # a square holding about a tenth of the points
+    polygon = [[float(centre[0] - half), float(centre[1] - half)], [float(centre[0] + half), float(centre[1] - half)],
+               [float(centre[0] + half), float(centre[1] + half)], [float(centre[0] - half), float(centre[1] + half)]]
+    expected = inside(xy, polygon)
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.set_default_timeout(180_000)
+    page.goto(f"{atlas_server}/atlas?map={atlas.id}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "2 maps of 300,000 sentences drawn" in page.inner_text("#status")
+    took = page.evaluate(f"atlas.lasso(0, {polygon})")
+    assert page.inner_text("#sel-title").startswith(f"{len(expected):,} sentences selected")
+    greyed = page.evaluate("atlas.state.views[1].colours.filter((v, i) => i % 4 === 3 && v < 255).length")
+    assert greyed == n - len(expected)
+    rows = [int(r) for r in page.eval_on_selector_all("#table tr[data-row]", "rs => rs.map(r => r.dataset.row)")]
+    assert rows == expected[:50].tolist()
+    print(f"lasso of {len(expected):,} of {n:,} points to the table: {took:.0f} ms")
+    page.close()

@@ -91,6 +91,7 @@ def test_a_phone_sends_and_the_presenter_sees_it_without_a_click(browser, board_
     presenter_context.close()
 
 
+@pytest.mark.slow  # ~20 s: MiniLM and GloVe on a board
 def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_minilm(browser, board_app: str) -> None:
     """?view=talk&step=8 on a projector: Start a board puts the board's join link up as a QR code; the
     room's sentences land on both maps within 5 s without a click, the newest written beside its

@@ -317,8 +317,9 @@ def test_the_tab_maps_recolours_and_highlights(topics_csv: Path) -> None:
     columns, labels, card = corpus_tab.inspect_file("file", str(topics_csv))
     assert columns["value"] == "Text" and labels["value"] == "topic" and "18 sentences" in card
     outputs = corpus_tab.run_map("file", str(topics_csv), "Text", "topic", ["glove-6b-50d"], "labels", 3)
-    card, notes, state, data, clusters, found, *slots = outputs
+    card, notes, state, data, clusters, found, view, *slots = outputs
     assert "18 sentences" in card and data["n"] == 18 and "distinctive words" in clusters
+    assert "/atlas?map=" in view and "<iframe" not in view  # a small map links to the map view
     assert slots[0]["visible"] is True and slots[3]["visible"] is False
     names = [trace.name for trace in slots[1].data]
     assert names[:3] == ["animals: cat, dog, ball (6)", "food: man, woman, apple (6)", "music: guitar, piano, playing (6)"]
@@ -330,7 +331,7 @@ def test_the_tab_maps_recolours_and_highlights(topics_csv: Path) -> None:
     assert "GloVe" in found and len(slots[1].data[-1].x) == 18  # 100 nearest of 18: all
     # Mapping again with the search still in its box keeps its matches on the new maps.
     again = corpus_tab.run_map("file", str(topics_csv), "Text", "topic", ["glove-6b-50d"], "labels", 3, "guitar", "words")
-    found, map_figure = again[5], again[7]
+    found, map_figure = again[5], again[8]  # card, notes, state, data, clusters, found, view, then the slots
     assert "3 of 18 sentences" in found and map_figure.data[-1].name.startswith("matches for “guitar” (3)")
     with pytest.raises(gr.Error, match="Map a corpus first"):
         corpus_tab.highlight(None, "labels", "x", "words")

@@ -195,6 +195,7 @@ def test_a_full_disk_keeps_what_was_done_and_says_so(shipped_sentences, monkeypa
     assert embed_corpus(corpus, "glove-6b-50d", shard_size=500).computed == 1000
 
 
+@pytest.mark.slow  # ~35 s: a real kill -9 of the CLI mid-run (CI runs it with the slow checks)
 def test_killed_in_the_middle_from_the_command_line_it_goes_on(shipped_sentences, tmp_path: Path, isolated) -> None:
     """``kill -9`` while ``embed`` writes shards (MiniLM, PyTorch fp32: slow enough to catch), then the same
     command again: it finishes, computing only what was not written."""
@@ -253,6 +254,7 @@ def test_clusters_and_search_at_scale(shipped_sentences) -> None:
     assert CorpusIndex.path(embedded).is_file()  # kept: opened again without building
 
 
+@pytest.mark.slow  # ~17 s: a sampled layout end to end
 def test_a_large_map_has_todays_shape_and_is_read_back(shipped_sentences, monkeypatch: pytest.MonkeyPatch) -> None:
     from sbert_demo.corpus import large_map
 
@@ -270,6 +272,7 @@ def test_a_large_map_has_todays_shape_and_is_read_back(shipped_sentences, monkey
     assert again.models[0].cached and np.array_equal(again.models[0].coords, model.coords)
 
 
+@pytest.mark.slow  # ~11 s: the CLI in a fresh process
 def test_the_command_line_maps_a_large_file(shipped_sentences, tmp_path: Path) -> None:
     from sbert_demo import cli
 

@@ -648,8 +648,9 @@ def test_markup_in_a_corpus_stays_text_everywhere_the_corpus_map_shows_it(tmp_pa
     rows = "\n".join(f'"{SCRIPT} a cat number {i} sleeps","{IMG}"' if i % 2 else f'"a dog {i} barks {IMG}",pets'
                      for i in range(40))
     upload = write(tmp_path / "marked.csv", "text,label\n" + rows + "\n")
-    card, notes, state, data, clusters, found, *slots = corpus_tab.run_map("file", upload, None, None, GLOVE,
-                                                                           "labels", 2)
+    card, notes, state, data, clusters, found, view, *slots = corpus_tab.run_map("file", upload, None, None, GLOVE,
+                                                                                 "labels", 2)
+    assert SCRIPT not in view and IMG not in view  # the map view's link carries no corpus text
     for html_text in (card, notes, clusters):
         assert not RAW_MARKUP.search(html_text), html_text
     names = [trace.name for trace in slots[1].data]

@@ -42,6 +42,7 @@ def gap_of(found: dict[str, float], name: str) -> float:
     return next(value for label, value in found.items() if name in label)
 
 
+@pytest.mark.slow  # ~85 s: the app started and every tab used in order
 def test_a_whole_visit(browser, journey_app: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     url, models_dir = journey_app
     monkeypatch.setenv("SBERT_DEMO_MODELS", str(models_dir))  # so this process's registry sees what the app trains

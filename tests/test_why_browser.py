@@ -82,6 +82,7 @@ def test_presenter_view_runs_its_computed_steps_from_a_cold_start(browser, why_a
     context.close()
 
 
+@pytest.mark.slow  # ~30 s (tests/test_talk_browser.py walks every step)
 def test_a_step_link_opens_the_presenter_view_at_that_step_and_its_qr_code_follows(browser, why_app: str) -> None:
     """The room's phones open the step on the screen: ?view=talk&step=2 opens step 2, and the QR code
     (Q) carries the step shown, again after the presenter moves on."""

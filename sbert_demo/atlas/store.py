@@ -34,7 +34,6 @@ import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +41,7 @@ import numpy as np
 from ..config import settings
 from ..explore.exports import spreadsheet_safe
 from ..formatting import MISSING
+from ..shared import memoize
 
 FORMAT = "1"
 FINE_REGIONS = 64  # named regions of the 2-D map shown when zoomed in
@@ -287,14 +287,14 @@ def _write_texts(path: Path, sentences: Sequence[str], labels: Sequence[str] | N
     pq.write_table(pa.table(columns), path)
 
 
-@lru_cache(maxsize=4)
+@memoize(maxsize=4)
 def _texts(path: str):
     import pyarrow.parquet as pq
 
     return pq.read_table(path).column("text").combine_chunks()
 
 
-@lru_cache(maxsize=16)
+@memoize(maxsize=16)
 def _meta(folder: str) -> dict:
     return json.loads((Path(folder) / "meta.json").read_text(encoding="utf-8"))
 

@@ -50,6 +50,12 @@ class Slide:
     table: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None
 
 
+def blank_figure() -> go.Figure:
+    """An empty figure: drawn off screen on the title slide so the page has Plotly before step 1."""
+    return go.Figure(layout={"width": 40, "height": 40, "margin": {"l": 0, "r": 0, "t": 0, "b": 0},
+                             "xaxis": {"visible": False}, "yaxis": {"visible": False}})
+
+
 def check_layout(layout: object) -> str:
     return layout if layout in LAYOUTS else SCREEN
 

@@ -315,7 +315,7 @@ def build() -> CorpusParts:
             source = gr.Radio(SOURCES, value="stsb", label="Corpus", elem_id="corpus-source")
             file = gr.File(label="Corpus file (.txt, .csv, .tsv, .parquet, .jsonl)", file_types=FILE_TYPES,
                            type="filepath", visible=False, elem_id="corpus-file")
-            dataset = gr.Textbox(label="Hugging Face dataset", placeholder=DATASET_HINT, visible=False, max_lines=1,
+            dataset = gr.Textbox("", label="Hugging Face dataset", placeholder=DATASET_HINT, visible=False, max_lines=1,
                                  info="Read with datasets.load_dataset (needs the Hub, or the dataset in the local "
                                       "Hugging Face cache); the text column is found by name or typed below.",
                                  elem_id="corpus-dataset")

@@ -340,6 +340,8 @@ def build_tab() -> TabParts:
         right = gr.Plot(show_label=False, visible=False, elem_id="talk-right")
     table = gr.HTML(visible=False, elem_id="talk-table")
     again = gr.Button("Train again (a new live run)", visible=False, scale=0, elem_id="talk-train-again")
+    # Plotly's script fetched while the title slide shows, not at step 1's key press: an empty figure off screen.
+    gr.Plot(value=slides.blank_figure(), show_label=False, elem_id="talk-preload", elem_classes="preload")
     # What the browser tells the server with each step change: the layout to draw for and the change's stamp.
     layout = gr.Textbox(visible=False, elem_id="talk-layout")
     stamp = gr.Number(visible=False, elem_id="talk-stamp")
