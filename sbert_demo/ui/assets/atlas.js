@@ -15,6 +15,10 @@
     "#d4a6c8", "#79706e", "#fabfd2"].map(hex);
   const GREY = [190, 192, 198];
   const PAGE = 50;
+  // While a map moves it draws a random subset of its points, all of them once it rests: a CPU-drawn
+  // WebGL (SwiftShader) spends ~0.6 us a point, so a million would cost ~600 ms a frame.
+  const MOTION_POINTS = 60000;
+  const REST_MS = 160;
   const state = {
     meta: null, views: [], colour: "cluster", labels: null, shared: null, pair: [0, 1],
     selection: null, mask: null, from: -1, lasso: false, page: 0, filter: "", active: 0, focus: -1,
@@ -86,11 +90,46 @@
       this.box = el("div", { class: "map" }, this.canvas, this.ink, this.names, this.marks);
       this.panel.append(this.head, this.box);
       $("#maps").append(this.panel);
+      this.shuffle();
       this.setUpGl();
       this.buildGrid();
       this.colours = new Uint8Array(this.n * 4);
       new ResizeObserver(() => this.resize()).observe(this.box);
       this.listen();
+    }
+
+    shuffle() {  // buffer slot k holds row order[k], a fixed random order: any prefix is a random sample
+      const n = this.n;
+      if (n <= MOTION_POINTS) { this.order = this.slot = null; return; }
+      const order = new Uint32Array(n);
+      for (let i = 0; i < n; i++) order[i] = i;
+      let seed = 12345;
+      for (let i = n - 1; i > 0; i--) {
+        seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+        const j = seed % (i + 1);
+        const t = order[i]; order[i] = order[j]; order[j] = t;
+      }
+      const slot = new Uint32Array(n);
+      for (let k = 0; k < n; k++) slot[order[k]] = k;
+      this.order = order;
+      this.slot = slot;
+    }
+
+    inOrder(values, width) {  // per-row values (width per row) rearranged into buffer order
+      if (!this.order) return values;
+      const out = new values.constructor(values.length);
+      for (let k = 0; k < this.n; k++) {
+        const from = this.order[k] * width, to = k * width;
+        for (let c = 0; c < width; c++) out[to + c] = values[from + c];
+      }
+      return out;
+    }
+
+    moved() {  // pan, zoom or pinch: draw the sample until the map rests
+      this.moving = true;
+      clearTimeout(this.restTimer);
+      this.restTimer = setTimeout(() => { this.moving = false; this.redraw(); }, REST_MS);
+      this.redraw();
     }
 
     setUpGl() {
@@ -113,7 +152,7 @@
       this.u = Object.fromEntries(["u_scale", "u_shift", "u_size", "u_alpha"].map((k) => [k, gl.getUniformLocation(program, k)]));
       this.position = gl.createBuffer();
       gl.bindBuffer(gl.ARRAY_BUFFER, this.position);
-      gl.bufferData(gl.ARRAY_BUFFER, this.xy, gl.STATIC_DRAW);
+      gl.bufferData(gl.ARRAY_BUFFER, this.inOrder(this.xy, 2), gl.STATIC_DRAW);
       const pos = gl.getAttribLocation(program, "a_pos");
       gl.enableVertexAttribArray(pos);
       gl.vertexAttribPointer(pos, 2, gl.FLOAT, false, 0, 0);
@@ -169,8 +208,9 @@
       const rows = state.selection;
       this.selectedCount = rows && this.uint ? rows.length : 0;
       if (this.selectedCount) {
+        const slots = this.slot ? Uint32Array.from(rows, (row) => this.slot[row]).sort() : new Uint32Array(rows.buffer, rows.byteOffset, rows.length);
         gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.selected);
-        gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, new Uint32Array(rows.buffer, rows.byteOffset, rows.length), gl.DYNAMIC_DRAW);
+        gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, slots, gl.DYNAMIC_DRAW);
       }
       this.redraw();
     }
@@ -197,10 +237,11 @@
       const base = this.n > 300000 ? 1.6 : this.n > 50000 ? 2.2 : this.n > 5000 ? 3.5 : 6;
       gl.uniform1f(this.u.u_size, Math.min(14, base * Math.sqrt(this.scale)) * this.dpr);
       gl.uniform1f(this.u.u_alpha, density ? Math.max(0.02, Math.min(0.5, 3000 / this.n * this.scale)) : 1);
-      gl.drawArrays(gl.POINTS, 0, this.n);
+      const share = this.moving ? Math.min(1, MOTION_POINTS / this.n) : 1;
+      gl.drawArrays(gl.POINTS, 0, Math.round(this.n * share));
       if (this.selectedCount) {
         gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.selected);
-        gl.drawElements(gl.POINTS, this.selectedCount, gl.UNSIGNED_INT, 0);
+        gl.drawElements(gl.POINTS, Math.max(1, Math.round(this.selectedCount * share)), gl.UNSIGNED_INT, 0);
       }
       this.placeNames();
       this.placeMarks();
@@ -315,7 +356,7 @@
           moved += Math.abs(event.movementX || 0) + Math.abs(event.movementY || 0);
           this.tx = drag.tx + (at[0] - drag.at[0]) / this.unit;
           this.ty = drag.ty - (at[1] - drag.at[1]) / this.unit;
-          this.redraw();
+          this.moved();
         } else if (event.pointerType === "mouse") {
           hover(this, at, event);
         }
@@ -351,7 +392,7 @@
       this.tx = ux - (ux - this.tx) * f;
       this.ty = uy - (uy - this.ty) * f;
       this.scale = next;
-      this.redraw();
+      this.moved();
     }
 
     drawPath(path) {
@@ -377,8 +418,8 @@
 
   // --- colours -------------------------------------------------------------------------------------
 
-  function coloursOf(view) {
-    const n = view.n, out = new Uint8Array(n * 4);
+  function coloursOf(view) {  // RGBA per point, in the view's buffer order
+    const n = view.n, out = new Uint8Array(n * 4), slot = view.slot;
     const mode = state.colour;
     const ramp = (share) => [Math.round(220 - 170 * share), Math.round(60 + 80 * share), Math.round(60 + 180 * share)];
     for (let i = 0; i < n; i++) {
@@ -389,7 +430,8 @@
       else rgb = PALETTE[view.clusters[i] % PALETTE.length];
       let alpha = 255;
       if (state.mask && !state.mask[i]) { rgb = GREY; alpha = mode === "density" ? 80 : 140; }
-      out[4 * i] = rgb[0]; out[4 * i + 1] = rgb[1]; out[4 * i + 2] = rgb[2]; out[4 * i + 3] = alpha;
+      const at = 4 * (slot ? slot[i] : i);
+      out[at] = rgb[0]; out[at + 1] = rgb[1]; out[at + 2] = rgb[2]; out[at + 3] = alpha;
     }
     return out;
   }
