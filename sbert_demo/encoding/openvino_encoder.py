@@ -45,6 +45,10 @@ def core():
     import openvino as ov
 
     runtime = ov.Core()
+    # OpenVINO's Python binding looks up numpy's C API on the first array it hands out, inside a C++ static
+    # initialiser; two pool threads doing that first at once, one holding the GIL, deadlock (seen with a
+    # UMAP compile running beside the first request). Done here, once, in one thread.
+    _ = ov.Tensor(np.zeros(1, dtype=np.float32)).data
     folder = settings().cache_dir / "openvino" / "compiled"
     try:
         folder.mkdir(parents=True, exist_ok=True)
