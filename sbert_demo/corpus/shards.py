@@ -75,15 +75,23 @@ class ShardStore:
         return self.folder / f"{key}.{self.dtype}.npy"
 
     def has(self, key: str, rows: int | None = None) -> bool:
-        return self.read(key, rows) is not None
+        """Whether the shard is complete on disk: its header read, its vectors not (a re-open of a million
+        sentences checks 123 shards in a blink instead of reading 0.8 GB)."""
+        return self._mapped(key, rows) is not None
+
+    def _mapped(self, key: str, rows: int | None) -> np.ndarray | None:
+        try:
+            stored = np.load(self.path(key), mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError):  # missing, or cut short (np.load checks the size)
+            return None
+        if stored.ndim != 2 or (rows is not None and stored.shape[0] != rows):
+            return None
+        return stored
 
     def read(self, key: str, rows: int | None = None) -> np.ndarray | None:
         """The shard's vectors as float32 (unit length as written), or None when it is missing or damaged."""
-        try:
-            stored = np.load(self.path(key), mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError):
-            return None
-        if stored.ndim != 2 or (rows is not None and stored.shape[0] != rows):
+        stored = self._mapped(key, rows)
+        if stored is None:
             return None
         if self.dtype == "fp16":
             return np.asarray(stored, dtype=np.float32)
