@@ -86,9 +86,10 @@ def settle(page, step: int) -> dict:
     room's row) is drawn; return what the page says."""
     page.wait_for_function(f"(() => {{ const w = ({WHERE})(); return w.title === '{step}' && w.address === '{step}' "
                            f"&& w.qr === '{step}'; }})()", timeout=60_000)
-    page.wait_for_function("document.querySelector('#talk-left .js-plotly-plot') && "
-                           "document.querySelector('#talk-left').offsetParent !== null || "
-                           "document.querySelector('#talk-room-row').offsetParent !== null", timeout=60_000)
+    page.wait_for_function("(() => { const seen = (s) => { const e = document.querySelector(s); "
+                           "return !!e && e.offsetParent !== null; }; "
+                           "return (!!document.querySelector('#talk-left .js-plotly-plot') && seen('#talk-left')) "
+                           "|| seen('#talk-room-row'); })()", timeout=60_000)
     page.wait_for_timeout(700)  # page.js sizes the figure to the screen
     return page.evaluate(WHERE)
 
