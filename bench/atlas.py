@@ -100,6 +100,16 @@ def memory_mb(browser_pid: int) -> float:
     return total / 2**20
 
 
+def drag_around(page, cx: float, cy: float) -> None:
+    """The scripted pan: 90 mouse moves 16 ms apart on a loop around (cx, cy), the button held."""
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    for i in range(90):
+        page.mouse.move(cx + 150 * np.sin(i / 9), cy + 100 * np.cos(i / 7))
+        page.wait_for_timeout(16)
+    page.mouse.up()
+
+
 def frames(page, action) -> list[float]:
     page.evaluate("() => { window.__gaps = (" + RAF + ")(); }")
     action()
@@ -119,21 +129,13 @@ def measure(browser, url: str, atlas, label: str, rng) -> dict:
                                 "return [r.left, r.top, r.width, r.height]; }")
     cx, cy = box[0] + box[2] / 2, box[1] + box[3] / 2
 
-    def pan():
-        page.mouse.move(cx, cy)
-        page.mouse.down()
-        for i in range(90):
-            page.mouse.move(cx + 150 * np.sin(i / 9), cy + 100 * np.cos(i / 7))
-            page.wait_for_timeout(16)
-        page.mouse.up()
-
     def zoom():
         for i in range(20):
             page.mouse.move(cx, cy)
             page.mouse.wheel(0, -120 if i < 10 else 120)
             page.wait_for_timeout(40)
 
-    panned, zoomed = frames(page, pan), frames(page, zoom)
+    panned, zoomed = frames(page, lambda: drag_around(page, cx, cy)), frames(page, zoom)
     page.mouse.move(box[0] + 2, box[1] + 2)
     page.evaluate("() => { document.querySelector('.panel[data-model=\"0\"] .map').dispatchEvent(new Event('dblclick')); }")
     page.wait_for_timeout(300)
@@ -192,16 +194,8 @@ def plotly_baseline(browser, atlas, folder: Path) -> dict:
     plot = page.eval_on_selector(".js-plotly-plot", "p => { const r = p.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
     cx, cy = plot[0] + plot[2] / 2, plot[1] + plot[3] / 2
 
-    def pan():
-        page.mouse.move(cx, cy)
-        page.mouse.down()
-        for i in range(90):
-            page.mouse.move(cx + 150 * np.sin(i / 9), cy + 100 * np.cos(i / 7))
-            page.wait_for_timeout(16)
-        page.mouse.up()
-
     page.evaluate("() => Plotly.relayout(document.querySelector('.js-plotly-plot'), {dragmode: 'pan'})")
-    panned = frames(page, pan)
+    panned = frames(page, lambda: drag_around(page, cx, cy))
     memory = memory_mb_all()
     context.close()
     return {"label": "Plotly figure (today)", "n": atlas.n, "paint_s": paint, "pan": panned, "memory_mb": memory}

@@ -40,14 +40,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_app(root: Path, data_dir: Path, log_name: str) -> Iterator[str]:
-    """Run ``python app.py`` on a free loopback port with its own cache; yield its URL."""
+def start_app(root: Path, data_dir: Path, log_name: str, arguments: tuple[str, ...] = ()) -> Iterator[str]:
+    """Run ``python app.py [arguments]`` on a free loopback port with its own cache; yield its URL."""
     env = {**os.environ, "SBERT_DEMO_DATA": str(data_dir), "SBERT_DEMO_CACHE": str(root / "cache"),
            "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
            "GRADIO_ANALYTICS_ENABLED": "False"}
-    for name in ("SPACE_ID", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "SBERT_DEMO_PRECISION"):
+    for name in ("SPACE_ID", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "SBERT_DEMO_PRECISION", "SBERT_DEMO_MCP"):
         env.pop(name, None)
-    yield from serve(env, ["--port", str(free_port())], log_name)
+    yield from serve(env, ["--port", str(free_port()), *arguments], log_name)
 
 
 def launch(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable,

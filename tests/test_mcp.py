@@ -7,13 +7,12 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_browser import free_port, serve
+from test_browser import start_app
 
 pytestmark = pytest.mark.slow
 TOOLS = "compare_sentences,sts_spearman,available_models"
@@ -21,13 +20,7 @@ TOOLS = "compare_sentences,sts_spearman,available_models"
 
 @pytest.fixture(scope="module")
 def mcp_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("mcp-app")
-    env = {**os.environ, "SBERT_DEMO_DATA": str(shipped_data), "SBERT_DEMO_CACHE": str(root / "cache"),
-           "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
-           "GRADIO_ANALYTICS_ENABLED": "False"}
-    for name in ("SPACE_ID", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "SBERT_DEMO_PRECISION", "SBERT_DEMO_MCP"):
-        env.pop(name, None)
-    for url in serve(env, ["--port", str(free_port()), "--mcp"], "server-mcp.log"):
+    for url in start_app(tmp_path_factory.mktemp("mcp-app"), shipped_data, "server-mcp.log", ("--mcp",)):
         yield f"{url}gradio_api/mcp/"
 
 

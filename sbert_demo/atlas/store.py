@@ -41,7 +41,7 @@ import numpy as np
 from ..config import settings
 from ..explore.exports import spreadsheet_safe
 from ..formatting import MISSING
-from ..shared import memoize
+from ..shared import BoundedCache, memoize
 
 FORMAT = "1"
 FINE_REGIONS = 64  # named regions of the 2-D map shown when zoomed in
@@ -142,7 +142,7 @@ class Atlas:
             index = {label: i for i, label in enumerate(label_names)}
             np.fromiter((index[str(label)] for label in labels), dtype="<u2", count=len(labels)).tofile(
                 work / "labels.u16")
-        _write_texts(work / "texts.parquet", sentences, labels)
+        _write_texts(work / "texts.parquet", sentences)
         meta = {"format": FORMAT, "id": atlas_id, "name": name, "n": len(sentences), "label_name": label_name,
                 "labels": label_names, "models": entries}
         (work / "meta.json").write_text(json.dumps(meta), encoding="utf-8")  # last: a folder with it is complete
@@ -207,9 +207,9 @@ class Atlas:
 
     def sentence(self, row: object) -> dict:
         """One sentence with its label and its cluster (and the cluster's words) under each model."""
-        (row,) = self.check_rows([row]) if not isinstance(row, bool) else (None,)
-        if row is None:
+        if isinstance(row, bool):
             raise ValueError("A sentence number is a whole number.")
+        (row,) = self.check_rows([row])
         text = self.texts().take([int(row)]).to_pylist()[0]
         clusters = []
         for m, model in enumerate(self.models):
@@ -223,7 +223,7 @@ class Atlas:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        words = [w for w in re.findall(r"\w+", query.lower())]
+        words = re.findall(r"\w+", query.lower())
         if not words or not len(rows):
             return rows
         taken = self.texts().take(pa.array(rows))
@@ -279,12 +279,12 @@ class Atlas:
         return out.getvalue()
 
 
-def _write_texts(path: Path, sentences: Sequence[str], labels: Sequence[str] | None) -> None:
+def _write_texts(path: Path, sentences: Sequence[str]) -> None:
+    """The sentences in row order (labels live in ``labels.u16``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    columns = {"text": pa.array(list(sentences), type=pa.large_string())}
-    pq.write_table(pa.table(columns), path)
+    pq.write_table(pa.table({"text": pa.array(list(sentences), type=pa.large_string())}), path)
 
 
 @memoize(maxsize=4)
@@ -312,8 +312,22 @@ def open_atlas(atlas_id: object, root: Path | None = None) -> Atlas:
     return Atlas(atlas_id, folder, meta)
 
 
+published: BoundedCache[int, tuple] = BoundedCache("published corpus maps", 8)
+
+
 def publish(result) -> Atlas:
-    """Publish a finished corpus map (:class:`~sbert_demo.explore.corpus_map.CorpusMap`): its succeeded models."""
+    """Publish a finished corpus map (:class:`~sbert_demo.explore.corpus_map.CorpusMap`): its succeeded models.
+    The same result object asked again (a search linking into the view) is not hashed again: a million
+    sentences take seconds to hash."""
+    kept = published.get(id(result))
+    if kept is not None and kept[0] is result:
+        return kept[1]
+    atlas = _publish(result)
+    published.put(id(result), (result, atlas))
+    return atlas
+
+
+def _publish(result) -> Atlas:
     models = result.succeeded
     if not models:
         raise ValueError("No model could map the corpus, so there is nothing to show.")

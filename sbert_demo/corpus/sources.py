@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..data.corpora import LABEL_COLUMNS, MAX_SENTENCE_CHARS, NO_LABEL, TEXT_COLUMNS
+from ..data.corpora import LABEL_COLUMNS, MAX_SENTENCE_CHARS, NO_LABEL, TEXT_COLUMNS, cell_text
 from ..data.tables import alternatives, find_column
 from ..data.text import clean_text, is_blank
 
@@ -158,7 +158,7 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
         names = batch.get(label) if label else None
         for i, value in enumerate(texts):
             rows += 1
-            sentence = _text(value)
+            sentence = cell_text(value)
             if not sentence.isprintable():
                 sentence = clean_text(sentence)[0]
             sentence = " ".join(sentence.split())
@@ -177,7 +177,7 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
             seen.add(key)
             sentences.append(sentence)
             if names is not None:
-                labels.append(" ".join(_text(names[i]).split()) or "(none)")
+                labels.append(" ".join(cell_text(names[i]).split()) or "(none)")
         if progress:
             progress(min(0.99, rows / total) if total else 0.0, f"Reading {spec.name}: {rows:,} rows")
     if len(sentences) < 2:
@@ -187,14 +187,6 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
     labelled = label is not None and len(labels) == len(sentences)  # a .txt without "label | " has none
     return LargeCorpus(spec.name, sentences, labels if labelled else None, text, label if labelled else None, rows,
                        tuple(notes))
-
-
-def _text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value if isinstance(value, str) else str(value)
 
 
 # --- files -------------------------------------------------------------------------------------------

@@ -146,11 +146,12 @@ def _parquet_rows(path: Path, max_sentences: int) -> tuple[list[str], list[tuple
         table = handle.read()
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{path.name} could not be read ({exc}); save it again.") from None
-    columns = [[_text(value) for value in table.column(i).to_pylist()] for i in range(table.num_columns)]
+    columns = [[cell_text(value) for value in table.column(i).to_pylist()] for i in range(table.num_columns)]
     return header, [(row + 1, [column[row] for column in columns]) for row in range(table.num_rows)]
 
 
-def _text(value: object) -> str:
+def cell_text(value: object) -> str:
+    """A table cell as text: None as empty, bytes decoded (bad bytes replaced), anything else as str."""
     if value is None:
         return ""
     if isinstance(value, bytes):
