@@ -4,7 +4,7 @@ map kept on disk, the command line, and every kind of bad input as a sentence.
 
 The shipped STS and NLI sentences are the corpus (tens of thousands of real sentences); GloVe keeps it
 quick, MiniLM where a transformer matters. A million points and Ray are in the slow tests and
-bench/corpus.py.
+bench/million.py.
 """
 
 from __future__ import annotations

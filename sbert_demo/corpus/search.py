@@ -4,7 +4,7 @@ The index holds each sentence's vector in half precision (fp16: a million 384-d 
 with their graph) under cosine similarity; it is built shard by shard (all cores), saved beside the
 shards, and memory-mapped when opened again. A query is encoded by the same model on the same runtime
 and answered with its :data:`TOP` nearest sentences. :func:`exact_top` is the brute-force answer over
-the shards, the reference that bench/corpus.py measures the index's recall@10 against.
+the shards, the reference that bench/million.py measures the index's recall@10 against.
 
 Example::
 

@@ -31,7 +31,7 @@ from ..data.corpora import LABEL_COLUMNS, MAX_SENTENCE_CHARS, NO_LABEL, TEXT_COL
 from ..data.tables import alternatives, find_column
 from ..data.text import clean_text, is_blank
 
-MAX_SENTENCES = 1_000_000  # one 2-core machine maps this many in minutes (bench/corpus.py)
+MAX_SENTENCES = 1_000_000  # one 2-core machine maps this many in minutes (bench/million.py)
 SUFFIXES = (".parquet", ".csv", ".tsv", ".txt", ".jsonl")
 BATCH_ROWS = 65_536
 NUMBER = re.compile(r"^[\s+-]*[\d.,eE+-]+\s*$")
