@@ -40,8 +40,9 @@ SHOWN = """(step) => {
   const title = ((document.querySelector('#talk-title') || {}).innerText || '').includes(step + ' / 8');
   const address = new URLSearchParams(location.search).get('step') === String(step);
   const plot = document.querySelector('#talk-left .js-plotly-plot');
-  const figure = plot && plot.offsetParent !== null && plot.dataset.step === undefined
-    || document.querySelector('#talk-room-row').offsetParent !== null;
+  const room = document.querySelector('#talk-room-row');  // left out of the page while hidden
+  const figure = !!plot && plot.offsetParent !== null && plot.dataset.step === undefined
+    || !!room && room.offsetParent !== null;
   return title && address && figure;
 }"""
 # Marks the figure on screen as seen, so that the next step's wait needs a figure drawn after the key.

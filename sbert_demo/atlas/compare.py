@@ -20,6 +20,9 @@ from .store import Atlas
 
 K = 10
 EXACT_UP_TO = 60_000
+# Every sentence's neighbours at once feed a share (a statistic over ten), so the index is asked with a
+# narrower search than a user's query (recall@10 ~0.93 at a million, 4x quicker; corpus/search.py).
+BULK_EXPANSION = 128
 BLOCK = 1024
 
 
@@ -39,6 +42,7 @@ def _indexed(embedded, k: int, progress: Progress) -> np.ndarray:
     from ..corpus.search import CorpusIndex
 
     index = CorpusIndex.open_or_build(embedded, progress=lambda f, what: progress(0.5 * f, what))
+    index.index.expansion_search = BULK_EXPANSION
     out = np.empty((embedded.n, k), dtype=np.int32)
     for shard, vectors in embedded.vectors():
         found = index.index.search(vectors, k + 1, threads=0)

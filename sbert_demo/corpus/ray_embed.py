@@ -123,8 +123,11 @@ def embed_with_ray(corpus: LargeCorpus, model: str, *, address: str | None = Non
         pool = workers or (gpus or max(1, int(resources.get("CPU", 1))))
         if todo:
             items = [{"key": s.key, "texts": corpus.sentences[s.start: s.end]} for s in todo]
+            # One shard in flight per actor: Ray Data's default queues several on the first actor ready
+            # while the others still load their model, which leaves them idle on a corpus of few shards.
+            pool_strategy = ray.data.ActorPoolStrategy(size=pool, max_tasks_in_flight_per_actor=1)
             dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-                ShardWriter, batch_size=1, concurrency=pool, num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1,
+                ShardWriter, batch_size=1, compute=pool_strategy, num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1,
                 fn_constructor_kwargs=dict(model=resolved.entry.key, app_settings=settings().as_dict(), fast=fast,
                                            dtype=dtype, fingerprint=fingerprint, threads=1))
             total, done_before = len(corpus), len(corpus) - sum(len(s) for s in todo)
