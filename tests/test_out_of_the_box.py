@@ -1,5 +1,5 @@
 """Out of the box, in headless Chromium: the app started exactly as the README says, and failures
-that stay readable.
+that stay readable (slow: each starts the app from the user's own cache folder; -m slow).
 
 * ``.venv/bin/python app.py`` with no ``SBERT_DEMO_*``, ``HF_*`` or ``GRADIO_*`` variables at all (the
   user's own cache folder, the Hub probed and found unreachable, the data shipped in ``data/``):
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from test_browser import browser, choose_models, free_port, open_page, serve, shoot  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def readme_environment() -> dict[str, str]:

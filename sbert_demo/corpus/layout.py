@@ -62,10 +62,11 @@ def place(index, sample_coords: np.ndarray, vectors: np.ndarray, k: int = PLACE_
     found = index.search(np.ascontiguousarray(vectors, dtype=np.float32), k, threads=0)
     keys = np.asarray(found.keys, dtype=np.int64).reshape(len(vectors), -1)
     distances = np.asarray(found.distances, dtype=np.float32).reshape(len(vectors), -1)
-    weights = np.clip(1.0 - distances, 1e-6, None) ** 16  # the nearest dominate; a duplicate takes all
-    weights[distances <= 1e-6] = 1e6
+    similarity = np.clip(1.0 - distances.astype(np.float64), 1e-3, None)
+    weights = (similarity / similarity.max(axis=1, keepdims=True)) ** 16  # the nearest dominate (float64: no
+    weights[distances <= 1e-6] = 1e6  # underflow to a 0/0); a duplicate takes all
     mean = (weights[:, :, None] * sample_coords[keys]).sum(axis=1) / weights.sum(axis=1, keepdims=True)
-    return (1 - PULL) * sample_coords[keys[:, 0]] + PULL * mean
+    return ((1 - PULL) * sample_coords[keys[:, 0]] + PULL * mean).astype(np.float32)
 
 
 def layout_rows(unit: np.ndarray, sample_size: int = SAMPLE, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
