@@ -13,9 +13,14 @@ tab fills in (batch 32, lr 2e-5, all pairs, precision auto):
 Each prints the device the run chose, the estimate against the time it took, the seconds until the
 first step ("preparing"), training pairs/s, and STSb dev / test Spearman before and after. Then the
 encoder: STSb dev (2,910 distinct sentences) with MiniLM on the GPU in fp32 and bf16 (sentences/s,
-Spearman), the numbers the STS tab would report there.
+Spearman), the numbers the STS tab would report there. Then a corpus (``corpus``): the shipped sets' distinct
+sentences (STSb and NLI) embedded with MiniLM by ``python -m sbert_demo embed`` as a user runs it, in one
+process and with ``--ray`` (a local Ray cluster started for the run, one actor per GPU with
+``num_gpus=1``), each from an empty cache folder with every start-up counted; then the vectors of both
+compared sentence by sentence (cosine), in the default precision and in fp32 (``--lossless`` with
+``SBERT_DEMO_PRECISION=fp32``).
 
-    python bench/gpu.py [--runs cosine-bf16,cosine-fp16,nli,cross-encoder,encode] [--json out.json]
+    python bench/gpu.py [--runs cosine-bf16,cosine-fp16,nli,cross-encoder,encode,corpus] [--json out.json]
 
 A CUDA GPU is required (the script says so and exits 2 without one). Caches and trained models go
 to a temporary folder unless SBERT_DEMO_CACHE / SBERT_DEMO_MODELS say otherwise.
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +55,15 @@ RUNS = {  # name: (objective, precision, what)
     "mnrl": ("mnrl", "auto", "MiniLM, multiple-negatives ranking on the NLI triplets, precision auto"),
     "cross-encoder": ("cross-encoder", "auto", "cross-encoder from MiniLM on STSb train, precision auto"),
 }
+
+
+def installed(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def train(name: str) -> dict:
@@ -107,6 +122,69 @@ def encode_rates() -> list[dict]:
     return rows
 
 
+def shipped_corpus(path: Path) -> int:
+    """The shipped sets' distinct sentences (STSb, then NLI premises and hypotheses) as one Parquet file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sbert_demo.data.benchmarks import nli_pairs
+    from sbert_demo.data.corpora import stsb_corpus
+
+    sentences = list(stsb_corpus(ROOT / "data").sentences)
+    pairs = nli_pairs(seed=0, data_dir=ROOT / "data")
+    sentences = list(dict.fromkeys([*sentences, *pairs.premises, *pairs.hypotheses]))
+    pq.write_table(pa.table({"text": sentences}), path)
+    return len(sentences)
+
+
+def corpus_vectors(cache: Path, source: Path, precision: str | None):
+    """The shards one ``embed`` run wrote to ``cache``, as one float32 matrix (read in a child process)."""
+    import numpy as np
+
+    code = ("import sys, numpy as np; from sbert_demo.corpus.library import open_corpus; "
+            "from sbert_demo.corpus.sources import SourceSpec; from sbert_demo.corpus.embed import embed_corpus; "
+            f"e = embed_corpus(open_corpus(SourceSpec(path={str(source)!r})), {MINILM!r}, fast={precision is None}); "
+            "assert e.computed == 0, 'the shards were not all on disk'; np.save(sys.argv[1], e.matrix(np.float32))")
+    out = cache / "matrix.npy"
+    env = {**os.environ, "SBERT_DEMO_CACHE": str(cache), **({"SBERT_DEMO_PRECISION": precision} if precision else {})}
+    subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, env=env, check=True)
+    return np.load(out)
+
+
+def corpus_runs() -> list[dict]:
+    """``embed`` in one process and on a local Ray cluster on this GPU, both precisions, vectors compared."""
+    import numpy as np
+
+    folder = SCRATCH / "corpus"
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "shipped.parquet"
+    n = shipped_corpus(source)
+    rows = []
+    runs = (("one process", []), ("ray", ["--ray"])) if installed("ray") != "not installed" else (("one process", []),)
+    for precision in (None, "fp32"):
+        vectors = {}
+        for name, flags in runs:
+            cache = folder / f"{name.replace(' ', '-')}-{precision or 'default'}"
+            env = {**os.environ, "SBERT_DEMO_CACHE": str(cache), "RAY_AUTH_MODE": "disabled",
+                   **({"SBERT_DEMO_PRECISION": precision} if precision else {})}
+            command = [sys.executable, "-m", "sbert_demo", "embed", str(source), "--model", MINILM, *flags,
+                       *(["--lossless"] if precision else [])]
+            started = time.perf_counter()
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+            seconds = time.perf_counter() - started
+            row = {"run": name, "precision": precision or "default", "sentences": n, "seconds": seconds,
+                   "rate": n / seconds, "returncode": done.returncode, "table": done.stdout.strip()[-600:]}
+            if done.returncode:
+                row["error"] = done.stderr[-1500:]
+            else:
+                vectors[name] = corpus_vectors(cache, source, precision)
+            rows.append(row)
+        if len(vectors) == 2:
+            a, b = (v / np.linalg.norm(v, axis=1, keepdims=True) for v in vectors.values())
+            rows[-1]["cosine_min"] = float((a * b).sum(axis=1).min())
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", default="cosine-bf16,nli,cosine-fp16,encode,cross-encoder")
@@ -120,9 +198,20 @@ def main() -> int:
     from importlib.metadata import version
 
     print(f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}, transformers {version('transformers')}, "
-          f"sentence-transformers {version('sentence-transformers')}, datasets {version('datasets')}", flush=True)
+          f"sentence-transformers {version('sentence-transformers')}, ray {installed('ray')}", flush=True)
     results: dict = {"gpu": torch.cuda.get_device_name(0), "training": [], "encode": []}
     for name in args.runs.split(","):
+        if name == "corpus":
+            results["corpus"] = corpus_runs()
+            for row in results["corpus"]:
+                print(f"embed {row['sentences']:,} shipped sentences, MiniLM, {row['run']}, {row['precision']}: "
+                      f"{row['seconds']:.1f} s with its start-up ({row['rate']:,.0f} sentences/s)"
+                      + (f"; cosine to one process, min {row['cosine_min']:.6f}" if "cosine_min" in row else ""),
+                      flush=True)
+                print("   " + row["table"].replace("\n", "\n   "), flush=True)
+                if row.get("error"):
+                    print("   error: " + row["error"], flush=True)
+            continue
         if name == "encode":
             results["encode"] = encode_rates()
             for row in results["encode"]:

@@ -246,11 +246,17 @@ def mpnet_joined(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def mpnet_in_cache(mpnet_joined: Path, isolated: Isolated) -> Path:
     """This test's cache folder with the session's mpnet join linked in (no second join)."""
+    return link_mpnet(mpnet_joined)
+
+
+def link_mpnet(joined: Path) -> Path:
+    """The session's mpnet join linked into the cache folder the settings name now (kept if there)."""
     from sbert_demo.models import assets
 
     target = assets.mpnet_folder()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.symlink_to(mpnet_joined, target_is_directory=True)
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(joined, target_is_directory=True)
     assert assets.mpnet_ready(target)
     return target
 

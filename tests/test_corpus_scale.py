@@ -25,7 +25,7 @@ from sbert_demo.corpus.clusters import cluster
 from sbert_demo.corpus.embed import embed_corpus, store_for
 from sbert_demo.corpus.large_map import map_large_corpus
 from sbert_demo.corpus.layout import layout_rows
-from sbert_demo.corpus.search import CorpusIndex, exact_top
+from sbert_demo.corpus.search import EXPANSION_SEARCH, CorpusIndex, exact_top
 from sbert_demo.corpus.shards import ShardStore, plan, shard_key
 from sbert_demo.corpus.sources import LargeCorpus, SourceSpec, read_source
 
@@ -161,7 +161,7 @@ def test_an_interrupted_run_continues_from_the_shards_done(shipped_sentences, mo
 
     def failing(*args, **kwargs):
         calls.append(len(args[1]))
-        if len(calls) == 3:
+        if len(calls) == 4:  # the model loaded (one sentence), two shards written, then
             raise KeyboardInterrupt  # the run stops in the middle
         return real(*args, **kwargs)
 
@@ -170,6 +170,7 @@ def test_an_interrupted_run_continues_from_the_shards_done(shipped_sentences, mo
         embed_corpus(corpus, "glove-6b-50d", shard_size=500)
     monkeypatch.setattr(embed_module, "encode", real)
     embedded = embed_corpus(corpus, "glove-6b-50d", shard_size=500)
+    assert calls[:3] == [1, 500, 500]
     assert embedded.computed == 3000 - 2 * 500  # two shards were kept: only the other four computed
     assert embed_corpus(corpus, "glove-6b-50d", shard_size=500).computed == 0  # a second open reads them all
     whole = np.concatenate([v for _, v in embedded.vectors()])
@@ -252,6 +253,14 @@ def test_clusters_and_search_at_scale(shipped_sentences) -> None:
     recall = np.mean([len(set(e) & {r for r, _ in a}) / 10 for e, a in zip(exact, approximate)])
     assert recall >= 0.9
     assert CorpusIndex.path(embedded).is_file()  # kept: opened again without building
+    # every sentence's own neighbours at once (the map view's comparison), itself left out
+    each = index.neighbours_of_each(10)
+    assert each.shape == (12_000, 10) and not (each == np.arange(12_000)[:, None]).any()
+    rows = np.arange(0, 12_000, 600)
+    exact_others = exact_top(embedded, vectors, 11)
+    recall = np.mean([len(set(e[e != r][:10]) & set(each[r])) / 10 for e, r in zip(exact_others, rows)])
+    assert recall >= 0.85
+    assert index.index.expansion_search == EXPANSION_SEARCH  # a user's query is searched as wide as before
 
 
 @pytest.mark.slow  # ~17 s: a sampled layout end to end

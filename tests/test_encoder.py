@@ -100,6 +100,30 @@ def test_progress_reported_up_to_the_total(tiny_sbert_in_models, monkeypatch: py
     assert calls == [(3, 4), (4, 4)]  # three from the cache, one computed
 
 
+def test_a_gpu_gets_large_batches_and_the_same_vectors(tiny_sbert_in_models, plain_sbert, tiny_bert) -> None:
+    """On an accelerator the encoder asks for ``ACCELERATOR_BATCH`` sentences a pass (32 leaves a GPU idle)."""
+    import dataclasses
+
+    loaded = model_cache.load(loading.resolve(tiny_sbert_in_models, get_registry()), get_registry())
+    asked: list[int] = []
+
+    class Recording:  # the loaded model, its batch sizes noted (it still runs on this CPU)
+        def __getattr__(self, name):
+            return getattr(loaded.model, name)
+
+        def encode(self, texts, batch_size, **options):
+            asked.append(batch_size)
+            return loaded.model.encode(texts, batch_size=batch_size, **options)
+
+    texts = [f"{text} number {i}" for i in range(50) for text in TEXTS]
+    for device, expected in (("cuda", encoder.ACCELERATOR_BATCH), ("cpu", 32)):
+        asked.clear()
+        on = dataclasses.replace(loaded, model=Recording(), device=dataclasses.replace(loaded.device, device=device))
+        vectors, _ = encoder._compute(on, texts, 32, None, 0, len(texts))
+        assert set(asked) == {expected}
+        np.testing.assert_allclose(vectors, reference(plain_sbert, tiny_bert, texts), atol=1e-5)
+
+
 # --- guard rails -----------------------------------------------------------------------------------
 
 

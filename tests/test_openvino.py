@@ -10,6 +10,7 @@ numbers for MiniLM and mpnet are in the slow test at the end.
 from __future__ import annotations
 
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -98,6 +99,21 @@ def test_openvino_embeddings_equal_onnx_runtime_fp32_within_the_bounds(tiny_sber
     manifest = openvino_export.read_manifest(folder)
     assert manifest["calibration"] == "600 STSb train sentences" and manifest["check_max_pair_drift"] <= 0.06
     assert (isolated.cache_dir / "openvino" / "compiled").is_dir()  # compiled models kept for the next start
+
+
+def test_fewer_threads_than_cores_are_not_pinned_to_a_core(tiny_sbert_in_models, openvino_everywhere, isolated,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Processes of one thread each side by side (Ray actors) all ran on the first core while OpenVINO pinned them."""
+    cores = len(os.sched_getaffinity(0))
+    for threads in sorted({1, cores}):
+        monkeypatch.setenv("SBERT_DEMO_INFERENCE_THREADS", str(threads))
+        reload_settings()
+        model_cache.model_cache.reset()
+        resolved = model_cache.loading.resolve(tiny_sbert_in_models)
+        loaded = model_cache.load(resolved, precision="fp32", backend="openvino")
+        assert loaded.device.runtime.startswith("OpenVINO fp32"), loaded.device.runtime
+        assert loaded.model.compiled.get_property("INFERENCE_NUM_THREADS") == threads
+        assert loaded.model.compiled.get_property("ENABLE_CPU_PINNING") is (threads == cores)
 
 
 def test_an_int8_model_that_cannot_be_made_falls_back_to_onnx_runtime(tiny_sbert_in_models, openvino_everywhere,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import link_mpnet
 from sbert_demo.config import reload_settings
 
 from sbert_demo import cli
@@ -46,10 +47,7 @@ def offline_models(shipped_data: Path, mpnet_joined: Path, module_cache: Path,
     monkeypatch.delenv("SBERT_DEMO_DATA", raising=False)  # the default: the data shipped in data/
     monkeypatch.setenv("SBERT_DEMO_CACHE", str(module_cache))
     reload_settings()
-    target = assets.mpnet_folder()
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.symlink_to(mpnet_joined, target_is_directory=True)
+    link_mpnet(mpnet_joined)
     return shipped_data
 
 

@@ -20,9 +20,6 @@ from .store import Atlas
 
 K = 10
 EXACT_UP_TO = 60_000
-# Every sentence's neighbours at once feed a share (a statistic over ten), so the index is asked with a
-# narrower search than a user's query (recall@10 ~0.93 at a million, 4x quicker; corpus/search.py).
-BULK_EXPANSION = 128
 BLOCK = 1024
 
 
@@ -42,18 +39,7 @@ def _indexed(embedded, k: int, progress: Progress) -> np.ndarray:
     from ..corpus.search import CorpusIndex
 
     index = CorpusIndex.open_or_build(embedded, progress=lambda f, what: progress(0.5 * f, what))
-    index.index.expansion_search = BULK_EXPANSION
-    out = np.empty((embedded.n, k), dtype=np.int32)
-    for shard, vectors in embedded.vectors():
-        found = index.index.search(vectors, k + 1, threads=0)
-        keys = np.asarray(found.keys, dtype=np.int64).reshape(len(vectors), -1)
-        rows = np.arange(shard.start, shard.end)[:, None]
-        own = keys == rows
-        # itself dropped (or the last one when the index missed it), order kept
-        keep = np.where(own.any(axis=1, keepdims=True), ~own, np.arange(k + 1) < k)
-        out[shard.start:shard.end] = keys[keep].reshape(len(vectors), k)
-        progress(0.5 + 0.5 * shard.end / embedded.n, f"{embedded.label}: neighbours of {shard.end:,} sentences")
-    return out
+    return index.neighbours_of_each(k, progress=lambda f, what: progress(0.5 + 0.5 * f, what))
 
 
 def neighbours(atlas: Atlas, m: int, k: int = K, progress: Progress | None = None) -> np.ndarray:

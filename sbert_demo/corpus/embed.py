@@ -96,9 +96,12 @@ def embed_corpus(corpus: LargeCorpus, model: str, *, fast: bool = True, dtype: s
     todo = store.missing(shards)
     say = progress or (lambda fraction, what: None)
     total, done_before = len(corpus), len(corpus) - sum(len(s) for s in todo)
-    started, computed, runtime, dimension = time.perf_counter(), 0, "", None
     if not todo:
         say(1.0, f"{label}: all {total:,} sentences were embedded before (read from disk)")
+    else:  # the model loaded (on a GPU: CUDA started, seconds) before the clock of the rate and the ETA starts
+        say(done_before / total, f"{label}: loading the model")
+        encode(resolved, ["Getting ready."], use_cache=False, fast=fast)
+    started, computed, runtime, dimension = time.perf_counter(), 0, "", None
     for shard in todo:
         encoded = encode(resolved, corpus.sentences[shard.start: shard.end], use_cache=False, fast=fast,
                          batch_size=batch_size)

@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 
 MAX_TEXTS = 50_000
 CHUNK = 256  # texts per progress step
+# On a GPU, batches of 32 short sentences leave it waiting between kernel launches: sentences per forward pass
+# there, and per progress step (bench/gpu.py prints the rates).
+ACCELERATOR_BATCH, ACCELERATOR_CHUNK = 256, 4096
 Progress = Callable[[int, int], None]
 
 
@@ -134,7 +137,12 @@ def _compute(loaded: model_cache.LoadedModel, texts: list[str], batch_size: int,
     order = np.argsort([-len(t) for t in clipped], kind="stable")
     out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
     kind_batch = kind_of(loaded.entry).batch_size  # e.g. a static model's large look-up batches
-    batch_size, chunk = (kind_batch, max(CHUNK, kind_batch)) if kind_batch else (batch_size, CHUNK)
+    if kind_batch:
+        batch_size, chunk = kind_batch, max(CHUNK, kind_batch)
+    elif loaded.device.device != "cpu":
+        batch_size, chunk = max(batch_size, ACCELERATOR_BATCH), ACCELERATOR_CHUNK
+    else:
+        chunk = CHUNK
     for start in range(0, len(order), chunk):
         index = order[start : start + chunk]
         with torch.inference_mode():  # weights are already in the chosen precision (model_cache.load)

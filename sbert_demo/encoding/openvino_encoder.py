@@ -19,6 +19,7 @@ kept in ``<cache>/openvino/compiled`` (OpenVINO's model cache), so a restart doe
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -58,6 +59,13 @@ def core():
     return runtime
 
 
+def pinned(threads: int) -> bool:
+    """Whether OpenVINO may pin its threads to cores: only where they take every core this process may use.
+    Fewer threads are pinned from the first core on, so processes beside each other (Ray actors of one thread
+    each) all landed on core 0: two actors ran at the speed of one."""
+    return threads >= len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else threads >= (os.cpu_count() or 1)
+
+
 class OpenVinoEncoder(GraphEncoder):
     """``folder`` holds the tokenizer and manifest, ``graph`` the model (``.onnx`` or ``.xml``)."""
 
@@ -66,7 +74,8 @@ class OpenVinoEncoder(GraphEncoder):
         self.precision = precision
         self.hint = hint_for(precision, cpu_bf16)
         config = {"INFERENCE_PRECISION_HINT": self.hint, "PERFORMANCE_HINT": "THROUGHPUT",
-                  "NUM_STREAMS": str(self.threads), "INFERENCE_NUM_THREADS": self.threads}
+                  "NUM_STREAMS": str(self.threads), "INFERENCE_NUM_THREADS": self.threads,
+                  "ENABLE_CPU_PINNING": pinned(self.threads)}
         self.compiled = core().compile_model(str(graph), "CPU", config)
         self.output = self.compiled.output(0)
         self.size_mb = sum(p.stat().st_size for p in Path(graph).parent.glob(Path(graph).stem + ".*")) / 2**20

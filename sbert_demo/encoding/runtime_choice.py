@@ -207,11 +207,13 @@ def machine_identity(hardware: Hardware) -> str:
     2 threads | torch 2.13.0 | onnxruntime 1.23.2"."""
     import torch
 
+    from importlib.metadata import PackageNotFoundError, version
+
     versions = {}
     for name in ("onnxruntime", "openvino", "nncf"):
-        try:
-            versions[name] = __import__(name).__version__
-        except ImportError:
+        try:  # OpenVINO's own version names its build; the others' are their packages' (nncf's import takes 0.5 s)
+            versions[name] = __import__(name).__version__ if name == "openvino" else version(name)
+        except (ImportError, PackageNotFoundError):
             versions[name] = "none"
     flags = " ".join(f for f in RELEVANT_FLAGS if f in cpu_flags())
     return (f"{hardware.cpu_name} | {flags or 'no listed flags'} | {hardware.cpu_threads} threads | "
