@@ -8,8 +8,10 @@ Hugging Face Spaces runs this file as it is (``sdk: gradio``, ``app_file: app.py
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import os
+import signal
 
 if os.environ.get("SPACES_ZERO_GPU", "").lower() in ("1", "t", "true"):
     import spaces  # noqa: F401 - on ZeroGPU, before anything imports torch (sbert_demo/gpu.py)
@@ -36,6 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
     quiet_libraries()
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>`: every thread's stack to the log, for a request that hangs
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     from sbert_demo.ui.app import build_app, configure_queue, draw_first_page, launch_options
 
     demo = configure_queue(build_app())

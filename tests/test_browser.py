@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +32,7 @@ ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 VIEWPORT = {"width": 1600, "height": 1000}
+RUNNING: list[subprocess.Popen] = []  # the apps these tests started, for server_state
 THREE = ("glove-6b-50d", "all-MiniLM-L6-v2", "all-mpnet-base-v2")
 
 
@@ -84,14 +86,27 @@ def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str 
     """:func:`launch`, yield its URL, and stop the app afterwards."""
     (ARTIFACTS / log_name).unlink(missing_ok=True)
     server, url = launch(env, arguments, log_name, python, cwd, timeout, port)
+    RUNNING.append(server)
     try:
         yield url
     finally:
+        RUNNING.remove(server)
         server.terminate()
         try:
             server.wait(timeout=15)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def server_state(page, selector: str, log_name: str) -> str:
+    """The page's status text and the app's log tail, every thread's stack in it (app.py dumps them on SIGUSR1)."""
+    status = page.inner_text(selector) if page.query_selector(selector) else "(no status)"
+    for server in RUNNING:
+        if server.poll() is None and hasattr(signal, "SIGUSR1"):
+            server.send_signal(signal.SIGUSR1)
+    time.sleep(1)
+    log = (ARTIFACTS / log_name).read_text(encoding="utf-8", errors="replace") if (ARTIFACTS / log_name).is_file() else ""
+    return f"status {status!r}; the app's log ends:\n{log[-6000:]}"
 
 
 @pytest.fixture(scope="module")
@@ -277,8 +292,11 @@ def test_sts_tab(page) -> None:
     page.get_by_role("tab", name="STS benchmark").click()
     choose_models(page, "#sts-models", THREE[:2])
     page.click("#sts-run")
-    page.wait_for_function("document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 2 && "
-                           "document.querySelector('#sts-table').innerText.includes('MiniLM')", timeout=180_000)
+    try:
+        page.wait_for_function("document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 2 && "
+                               "document.querySelector('#sts-table').innerText.includes('MiniLM')", timeout=180_000)
+    except Exception:  # what the page and the app were doing, in the failure's message
+        pytest.fail(f"The STS run did not finish: {server_state(page, '#sts-status', 'server-fast.log')}")
     table = page.inner_text("#sts-table")
     assert "GloVe average (6B, 50d)" in table and "STSb dev: 6 scored pairs" in page.inner_text("#sts-status")
     assert plot_traces(page, "#sts-bars")[0] == 2  # bars per family; no paper marks beside a dev run
