@@ -195,10 +195,8 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("No CUDA GPU here: bench/gpu.py measures the GPU path.", file=sys.stderr)
         return 2
-    from importlib.metadata import version
-
-    print(f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}, transformers {version('transformers')}, "
-          f"sentence-transformers {version('sentence-transformers')}, ray {installed('ray')}", flush=True)
+    print(f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}, transformers {installed('transformers')}, "
+          f"sentence-transformers {installed('sentence-transformers')}, ray {installed('ray')}", flush=True)
     results: dict = {"gpu": torch.cuda.get_device_name(0), "training": [], "encode": []}
     for name in args.runs.split(","):
         if name == "corpus":

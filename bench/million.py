@@ -42,7 +42,6 @@ CORPUS = Path.home() / ".cache" / "sbert-demo" / "bench-corpus"
 PHASES = ("read", "embed", "reopen", "search", "layout", "ray", "space")
 RAY_SENTENCES = 65_536  # 8 whole shards: two workers take four each
 SPACE_SENTENCES = 200_000
-PREPARED = ("onnx", "openvino", "models", "runtime", "numba", "fixes", "static")  # made once per machine
 
 
 def peak_mb() -> float:
@@ -185,15 +184,13 @@ def phase_space(args) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from sbert_demo.config import settings
+    from cache import link_prepared
     from sbert_demo.corpus.library import open_corpus
 
     corpus = open_corpus(spec(args.corpus))
-    mine, rows = settings().cache_dir, {}
+    rows = {}
     with tempfile.TemporaryDirectory(prefix="sbert-space-") as folder:
-        for shared in PREPARED:
-            if (mine / shared).exists():
-                (Path(folder) / shared).symlink_to(mine / shared, target_is_directory=True)
+        link_prepared(Path(folder))
         source = Path(folder) / "space.parquet"
         pq.write_table(pa.table({"text": corpus.sentences[300_000: 300_000 + SPACE_SENTENCES]}), source)
         for name in ("cold", "re-open"):

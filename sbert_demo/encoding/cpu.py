@@ -1,9 +1,19 @@
-"""The CPU's feature flags, read once: what the runtime choice, the bf16 check and the int8 recipe
+"""The CPU's feature flags, read once, and the cores this process may use: what the runtime choice, the bf16 check and the int8 recipe
 (:func:`.onnx_export.recipe`) ask of the machine."""
 
 from __future__ import annotations
 
+import os
+
 from ..shared import memoize
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says it, else every core)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 @memoize(maxsize=1)

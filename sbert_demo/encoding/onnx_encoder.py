@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..shared import process_wide
+from .cpu import usable_cores
 
 GRAPH = "model.onnx"  # an artefact folder (built by :mod:`.onnx_export`): the graph, the tokenizer files,
 MANIFEST = "manifest.json"  # and the manifest (precision, token limit, dimension, sizes and checksums)
@@ -43,12 +43,7 @@ def cpu_workers() -> int:
     machine takes one), else every core it may use."""
     from ..config import settings
 
-    if settings().inference_threads:
-        return settings().inference_threads
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return settings().inference_threads or usable_cores()
 
 
 @process_wide

@@ -19,7 +19,6 @@ kept in ``<cache>/openvino/compiled`` (OpenVINO's model cache), so a restart doe
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import numpy as np
 
 from ..config import settings
 from ..shared import process_wide
+from .cpu import usable_cores
 from .onnx_encoder import GraphEncoder
 
 # OpenVINO's inference precision for each runtime of ours; int8 runs its quantised operations in
@@ -63,7 +63,7 @@ def pinned(threads: int) -> bool:
     """Whether OpenVINO may pin its threads to cores: only where they take every core this process may use.
     Fewer threads are pinned from the first core on, so processes beside each other (Ray actors of one thread
     each) all landed on core 0: two actors ran at the speed of one."""
-    return threads >= len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else threads >= (os.cpu_count() or 1)
+    return threads >= usable_cores()
 
 
 class OpenVinoEncoder(GraphEncoder):
