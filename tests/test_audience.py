@@ -229,13 +229,16 @@ def test_the_presenter_views_room_step_redraws_only_when_a_sentence_arrives(monk
     assert talk.room_tick(talk.ROOM_STEP, room, key)[3] == key and talk.room_tick(talk.ROOM_STEP, room, key)[0] == gr.skip()
     board_store().add(board.code, "Markets dropped sharply.", sender="p9")
     assert talk.room_tick(talk.ROOM_STEP, room, key)[3] == "1,2,3,4"  # a new sentence: drawn again
-    # The room's row, its Start button and its timer show at the room step only.
-    row, start, timer, shown, hint = talk.room_controls(talk.ROOM_STEP, None, None)
-    assert row["visible"] and start["visible"] and not timer["active"] and "No board yet" in hint
-    row, start, timer, shown, hint = talk.room_controls(talk.ROOM_STEP, room, None)
-    assert row["visible"] and not start["visible"] and timer["active"] and hint == gr.skip()
-    assert not talk.room_controls(2, room, None)[2]["active"]
-    assert "Only the presenter" in talk.room_controls(talk.ROOM_STEP, None, "Only the presenter can do that.")[4]
+    # The room's Start button and its timer at the room step only; its row comes with the step's figures.
+    start, timer, shown, hint = talk.room_controls(talk.ROOM_STEP, None, None)
+    assert start["visible"] and not timer["active"] and "No board yet" in hint
+    start, timer, shown, hint = talk.room_controls(talk.ROOM_STEP, room, None)
+    assert not start["visible"] and timer["active"] and hint == gr.skip()
+    assert not talk.room_controls(2, room, None)[1]["active"]
+    assert "Only the presenter" in talk.room_controls(talk.ROOM_STEP, None, "Only the presenter can do that.")[3]
+    (*_, row), = talk._room_step(talk.ROOM_STEP, room, "screen")
+    assert row["visible"] and talk._room_step(talk.ROOM_STEP, None, "screen").__next__()[-1]["visible"]
+    assert not talk._shown(2, talk.slides.Slide(None, None))[-1]["visible"]
 
 
 # --- hostile input, by class (issue "a talk that cannot go wrong on stage") ---------------------------

@@ -215,9 +215,9 @@ def test_moving_through_the_story() -> None:
 def test_the_title_slide_says_which_steps_are_ready(counted) -> None:
     from sbert_demo.ui import talk
 
-    (title, caption, left, right, waiting, table, intro, again), = list(
+    (title, caption, left, right, waiting, table, intro, again, room_row), = list(
         talk.show_step(None, None, "screen", 1, request(), progress=lambda *a, **k: None))
-    assert not left["visible"] and intro["visible"]
+    assert not left["visible"] and intro["visible"] and not room_row["visible"]
     assert "Rehearse" in talk.intro_html() and "1 of 8 steps are ready" in talk.intro_html()  # the room is live
     counted.release.set()
     assert rehearsal().start(1).wait(10) and "2 of 8 steps are ready" in talk.intro_html()

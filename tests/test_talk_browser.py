@@ -35,13 +35,16 @@ WHERE = """() => ({
   address: new URLSearchParams(location.search).get('step'),
   qr: ((document.querySelector('#talk-qr') || {}).innerText || '').match(/step=(\\d+)/)?.[1] || null,
 })"""
-# The longest time the figure's place was empty: no figure, no progress box, no title slide, no room row.
+# The longest time the figure's place was empty: no figure drawn or being drawn (its frame's spinner), no
+# progress box, no title slide, no room row.
 WATCH_EMPTY = """() => {
   const seen = (id) => { const e = document.getElementById(id); return e && e.offsetParent !== null; };
+  const spinning = (id) => seen(id) && !['none', 'normal'].includes(
+    getComputedStyle(document.getElementById(id), '::after').content);
   window.__emptySince = null; window.__longestEmpty = 0;
   setInterval(() => {
     const something = document.querySelector('#talk-left .js-plotly-plot') && seen('talk-left')
-      || seen('talk-waiting') || seen('talk-intro-box') || seen('talk-room-row');
+      || spinning('talk-left') || seen('talk-waiting') || seen('talk-intro-box') || seen('talk-room-row');
     const now = performance.now();
     if (something) { window.__emptySince = null; return; }
     if (window.__emptySince === null) { window.__emptySince = now; }
@@ -105,6 +108,8 @@ def test_every_step_fits_each_screen(browser, talk_app) -> None:
             page.keyboard.press("ArrowRight")
             settle(page, step)
             problems[(name, step)] = page.evaluate(TEXT_PROBLEMS)
+            if step == STEPS and "board" not in page.inner_text("#talk-room"):  # what the room step asks of them
+                problems[(name, step)].append("the room step says nothing about the board")
             page.screenshot(path=str(ARTIFACTS / f"talk-{name}-{step}.png"))
         context.close()
     assert not {where: found for where, found in problems.items() if found}
@@ -128,6 +133,7 @@ def test_a_rehearsal_with_key_presses_a_reload_and_mashing(browser, talk_app) ->
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(300)
     settle(page, 7)
+    assert page.evaluate("window.__longestEmpty") <= 500  # every change so far, key presses 0.3 s apart
     page.reload()
     page.wait_for_selector("#talk-next", state="visible")
     page.evaluate(WATCH_EMPTY)

@@ -100,20 +100,21 @@ def intro_html() -> str:
     return f'<div class="talk-intro"><ol>{items}</ol><p>{state}</p></div>'
 
 
-# Outputs of a step: title, caption, left, right, waiting box, table, intro, Train again.
+# Outputs of a step: title, caption, left, right, waiting box, table, intro, Train again, the room's row.
+# The room's row comes with the step's figures, in one update: the screen is never left with neither.
 def _shown(step: int, slide: slides.Slide, note: str = "", train_again: bool = False) -> tuple:
     title, caption = _title(step)
     return (title, caption + (f" **{note}**" if note else ""),
             gr.update(value=slide.left, visible=slide.left is not None),
             gr.update(value=slide.right, visible=slide.right is not None),
             gr.update(value="", visible=False), gr.update(value=table_html(slide.table), visible=bool(slide.table)),
-            gr.update(visible=False), gr.update(visible=train_again))
+            gr.update(visible=False), gr.update(visible=train_again), gr.update(visible=step == ROOM_STEP))
 
 
 def _waiting(step: int, box: str) -> tuple:
     title, caption = _title(step)
     return (title, caption, gr.update(visible=False), gr.update(visible=False), gr.update(value=box, visible=True),
-            gr.update(visible=False), gr.update(visible=False), gr.update(visible=False))
+            gr.update(visible=False), gr.update(visible=False), gr.update(visible=False), gr.update(visible=False))
 
 
 def _computed_step(step: int, layout: str, request: gr.Request, stamp, progress):
@@ -163,13 +164,14 @@ def _room_step(step: int, room: dict | None, layout: str):
 @user_errors
 def show_step(step: int | None, room: dict | None, layout: str | None, stamp: float | None,
               request: gr.Request, progress=gr.Progress()):
-    """Yield (title, caption, left, right, waiting box, table, intro, Train again) for step ``step``
+    """Yield (title, caption, left, right, waiting box, table, intro, Train again, room's row) for step ``step``
     (0-based; None: the title slide), drawn for ``layout`` ("screen" or "phone")."""
     if step is None:
         title = f"## {len(STEPS)} steps: why siamese sentence embeddings beat naive ones"
         yield (title, "Click **Next** (or press →) to start; **Present** (or F) fills the screen.",
                gr.update(visible=False), gr.update(visible=False), gr.update(visible=False),
-               gr.update(visible=False), gr.update(value=intro_html(), visible=True), gr.update(visible=False))
+               gr.update(visible=False), gr.update(value=intro_html(), visible=True), gr.update(visible=False),
+               gr.update(visible=False))
         return
     step = check_step(step)
     layout = slides.check_layout(layout)
@@ -279,17 +281,18 @@ def room_tick(step: int | None, room: dict | None, shown_key: str | None) -> tup
 
 
 def room_controls(step: int | None, room: dict | None, problem: str | None) -> tuple:
-    """The room's row shows at the room step only, and its timer runs only there (phones that follow
-    along have no board: their pages never tick). Without a board it says how to start one, or why
-    the link's board could not be opened."""
+    """(Start button, timer, maps' key, hint) at ``step``: the room's timer runs at the room step only
+    (phones that follow along have no board: their pages never tick). Without a board the hint says how
+    to start one, or why the link's board could not be opened. The row itself shows with the step's
+    figures (:func:`show_step`), so that the screen never holds neither."""
     here = step == ROOM_STEP
     hint = (snippets.message(problem, "error") if problem else
             '<div class="room-line"><span class="wide-only">No board yet: start one, and the room joins with its '
             "QR code (Q) or link; each sentence sent lands on both maps within seconds.</span>"
             '<span class="narrow-only">When the presenter starts a board, its QR code appears on the screen: scan '
             "it to send your sentence, and watch where it lands under GloVe and under SBERT.</span></div>")
-    return (gr.update(visible=here), gr.update(visible=here and not room), gr.update(active=here and bool(room)),
-            None, gr.skip() if room or not here else hint)
+    return (gr.update(visible=here and not room), gr.update(active=here and bool(room)), None,
+            gr.skip() if room or not here else hint)
 
 
 def follow_along(step: int | None, room: dict | None, request: gr.Request) -> str:
@@ -360,9 +363,9 @@ def build_tab() -> TabParts:
     gr.on(None, follow_along, [step, room], qr_card, **QUIET)
     gr.on(None, room_from_link, None, [room, room_status, room_timer, link_problem], **QUIET)
     gr.on([step.change, room.change, link_problem.change], room_controls, [step, room, link_problem],
-          [room_row, start, room_timer, shown_key, room_status], **QUIET)
+          [start, room_timer, shown_key, room_status], **QUIET)
     step.change(None, step, js="(s) => window.sbertDemoStepInUrl(s)", **QUIET)  # the address follows the step
-    shown = [title, caption, left, right, waiting, table, intro_box, again]
+    shown = [title, caption, left, right, waiting, table, intro_box, again, room_row]
     stamped = step.change(None, None, [layout, stamp], js=STAMP_JS, **QUIET)
     stamped.then(note_step, [step, stamp], None, **QUIET)
     stamped.then(clear_failure, None, failure, **QUIET)
