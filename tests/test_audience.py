@@ -237,7 +237,7 @@ def test_the_presenter_views_room_step_redraws_only_when_a_sentence_arrives(monk
     assert not talk.room_controls(2, room, None)[1]["active"]
     assert "Only the presenter" in talk.room_controls(talk.ROOM_STEP, None, "Only the presenter can do that.")[3]
     (*_, row), = talk._room_step(talk.ROOM_STEP, room, "screen")
-    assert row["visible"] and talk._room_step(talk.ROOM_STEP, None, "screen").__next__()[-1]["visible"]
+    assert row["visible"] and next(talk._room_step(talk.ROOM_STEP, None, "screen"))[-1]["visible"]
     assert not talk._shown(2, talk.slides.Slide(None, None))[-1]["visible"]
 
 
