@@ -39,6 +39,7 @@ INFERENCE_PRECISIONS = (*PRECISIONS, "int8")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 BACKENDS = ("auto", "torch", "onnx", "openvino")  # who runs transformer inference on the CPU
 RUNTIME_CHOICES = ("measure", "rules")  # how "auto" picks a transformer's CPU runtime
+PATH_LISTS = ("model_paths", "dataset_roots")
 HUB_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
@@ -56,6 +57,7 @@ class Settings:
     max_loaded_model_mb: int  # SBERT_DEMO_MAX_MODEL_MB
     hub_timeout_s: float  # SBERT_DEMO_HUB_TIMEOUT
     model_paths: tuple[Path, ...] = ()  # SBERT_DEMO_MODEL_PATHS: more folders user-added models may come from
+    dataset_roots: tuple[Path, ...] = ()  # SBERT_DEMO_DATASET_ROOTS: local dataset folders a visitor may name (none)
     train_threads: int | None = None  # SBERT_DEMO_TRAIN_THREADS; None: all cores but one
     train_nice: int = 10  # SBERT_DEMO_TRAIN_NICE: how far the training process yields the CPU to the app
     hub_offline: bool = False  # HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE, HF_DATASETS_OFFLINE)
@@ -83,6 +85,8 @@ class Settings:
             max_loaded_model_mb=max(1, _whole("SBERT_DEMO_MAX_MODEL_MB", env.get("SBERT_DEMO_MAX_MODEL_MB", "4096"))),
             hub_timeout_s=float(env.get("SBERT_DEMO_HUB_TIMEOUT", "2.0")),
             model_paths=tuple(Path(p).expanduser() for p in env.get("SBERT_DEMO_MODEL_PATHS", "").split(os.pathsep) if p),
+            dataset_roots=tuple(Path(p).expanduser() for p in env.get("SBERT_DEMO_DATASET_ROOTS", "").split(os.pathsep)
+                                if p.strip()),
             train_threads=max(1, _whole("SBERT_DEMO_TRAIN_THREADS", threads)) if threads else None,
             train_nice=_whole("SBERT_DEMO_TRAIN_NICE", env.get("SBERT_DEMO_TRAIN_NICE", "10") or "0"),
             hub_offline=any(_truthy(env.get(name, "")) for name in HUB_OFFLINE_VARIABLES),
@@ -102,7 +106,7 @@ class Settings:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON values, to hand the settings to a training process."""
-        return {k: (str(v) if isinstance(v, Path) else [str(p) for p in v] if k == "model_paths" else v)
+        return {k: (str(v) if isinstance(v, Path) else [str(p) for p in v] if k in PATH_LISTS else v)
                 for k, v in asdict(self).items()}
 
     @classmethod
@@ -112,7 +116,8 @@ class Settings:
         for name in ("models_dir", "cache_dir", "data_dir"):
             known[name] = Path(known[name])
         known["fit_sentences"] = Path(known["fit_sentences"]) if known.get("fit_sentences") else None
-        known["model_paths"] = tuple(Path(p) for p in known.get("model_paths") or ())
+        for name in PATH_LISTS:
+            known[name] = tuple(Path(p) for p in known.get(name) or ())
         return cls(**known)
 
 

@@ -93,7 +93,7 @@ def test_app_builds_without_launching_and_names_each_tabs_main_action() -> None:
     endpoints = public_endpoints(demo)
     assert ENDPOINTS <= set(endpoints)  # the Train tab, when present, adds its own
     tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
-    assert tabs[:4] == ["Explore", "Compare sentences", "Corpus map (up to 20,000 sentences)", "STS benchmark"]
+    assert tabs[:4] == ["Explore", "Compare sentences", "Corpus map (up to 1,000,000 sentences)", "STS benchmark"]
     assert tabs[-3:] == ["Models", "Talk", "Audience"]
     # Long jobs of one tab never share a concurrency group with another tab's.
     assert endpoints["sts"].concurrency_id != endpoints["explore"].concurrency_id
@@ -132,7 +132,7 @@ def test_a_train_tab_module_is_included_after_sts(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "sbert_demo.ui.train", module)
     demo = build_app(warm_up=False)
     tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
-    assert tabs == ["Explore", "Compare sentences", "Corpus map (up to 20,000 sentences)", "STS benchmark",
+    assert tabs == ["Explore", "Compare sentences", "Corpus map (up to 1,000,000 sentences)", "STS benchmark",
                     "STS benchmark", "Table 1: seven STS sets", "The cost: cross- vs bi-encoder",
                     "Why naive fails", "Explain a pair", "The cone (anisotropy)",
                     "Before / after training", "Train", "Models", "Talk", "Audience"]

@@ -288,13 +288,16 @@ def test_a_corpus_past_the_figure_limit_is_mapped_from_a_sample_and_shown_in_the
     assert rows and all(re.search(r"(?<!\w)man", shipped_sentences[0][r], re.IGNORECASE) for r in rows)
 
 
-def test_the_corpus_tab_reads_a_hugging_face_dataset(tmp_path, shipped_sentences) -> None:
-    """The tab's third source: a dataset by id (here a folder saved with ``save_to_disk``, as the Hub is off),
-    and a sentence for one the Hub would have to send."""
+def test_the_corpus_tab_reads_a_hugging_face_dataset(tmp_path, shipped_sentences, monkeypatch) -> None:
+    """The tab's third source: a dataset by id (here a folder saved with ``save_to_disk`` under a root the
+    operator shares, as the Hub is off), and a sentence for one the Hub would have to send."""
     import datasets
 
+    from sbert_demo.config import reload_settings
     from sbert_demo.ui import corpus as tab
 
+    monkeypatch.setenv("SBERT_DEMO_DATASET_ROOTS", str(tmp_path))
+    reload_settings()
     folder = tmp_path / "saved"
     datasets.Dataset.from_dict({"sentence": shipped_sentences[0][:50], "topic": shipped_sentences[1][:50]}) \
         .save_to_disk(str(folder))

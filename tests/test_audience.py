@@ -332,16 +332,28 @@ def test_a_lock_that_is_not_yes_or_no_is_refused(value) -> None:
 def test_new_sessions_from_one_address_do_not_reset_the_limit(store: BoardStore) -> None:
     from sbert_demo.audience.store import PER_ADDRESS_MINUTE
 
-    board = store.create("glove-6b-50d")
-    for i in range(PER_ADDRESS_MINUTE):  # a script opening a new session for each sentence
-        store.add(board.code, f"Sentence {i}.", sender=f"session-{i}", address="203.0.113.7", now=1000.0 + i * 0.1)
+    boards = [store.create("glove-6b-50d") for _ in range(2)]
+    for i in range(PER_ADDRESS_MINUTE):  # a script opening a new session for each sentence, over two boards
+        store.add(boards[i % 2].code, f"Sentence {i}.", sender=f"session-{i}", address="203.0.113.7",
+                  now=1000.0 + i * 0.01)
     with pytest.raises(ValueError, match="came from your network in the last minute"):
-        store.add(board.code, "One more.", sender="session-new", address="203.0.113.7", now=1020.0)
-    store.add(board.code, "Another network is not held.", sender="x", address="198.51.100.9", now=1020.0)
-    store.add(board.code, "A minute later it may send again.", sender="y", address="203.0.113.7", now=1080.0)
-    assert len(store.sentences(board.code)) == PER_ADDRESS_MINUTE + 2
-    other = store.create("glove-6b-50d")  # per board
-    store.add(other.code, "Another board.", sender="z", address="203.0.113.7", now=1020.0)
+        store.add(boards[0].code, "One more.", sender="session-new", address="203.0.113.7", now=1020.0)
+    store.add(boards[0].code, "Another network is not held.", sender="x", address="198.51.100.9", now=1020.0)
+    store.add(boards[1].code, "A minute later it may send again.", sender="y", address="203.0.113.7", now=1080.0)
+    assert sum(len(store.sentences(b.code)) for b in boards) == PER_ADDRESS_MINUTE + 2
+
+
+def test_a_whole_room_behind_one_venue_address_fills_its_board(store: BoardStore) -> None:
+    """500 phones on one venue Wi-Fi (one public address), one sentence each within a minute: every one lands
+    (120 a minute from an address refused 380 of them); the 501st meets the board's size, not the network's."""
+    from sbert_demo.audience.store import MAX_SENTENCES
+
+    board = store.create("glove-6b-50d")
+    for i in range(MAX_SENTENCES):
+        store.add(board.code, f"Phone {i} says hello.", sender=f"phone-{i}", address="192.0.2.1", now=5000.0 + i * 0.1)
+    assert len(store.sentences(board.code)) == MAX_SENTENCES
+    with pytest.raises(ValueError, match="The board is full"):
+        store.add(board.code, "One too many.", sender="phone-late", address="192.0.2.1", now=5055.0)
 
 
 def test_the_address_is_the_one_the_nearest_proxy_saw() -> None:

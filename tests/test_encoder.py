@@ -10,8 +10,11 @@ import logging
 import os
 import shutil
 import sqlite3
+import subprocess
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -366,14 +369,32 @@ def check_cache_off_but_encoding_works(key: str, caplog: pytest.LogCaptureFixtur
     assert [r.getMessage() for r in warnings] == [problem]  # said once
 
 
-def test_read_only_cache_folder(tiny_sbert_in_models, isolated, caplog) -> None:
-    os.chmod(isolated.cache_dir, 0o500)
+@contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """``folder`` made read-only for this process: by its mode, or, as root (whom modes do not stop; CI runs as
+    root), by a read-only filesystem mounted over it."""
+    if os.geteuid() != 0:
+        os.chmod(folder, 0o500)
+        try:
+            yield
+        finally:
+            os.chmod(folder, 0o700)
+        return
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode:
+        pytest.fail(f"as root, a read-only folder needs a mount, which failed: {mounted.stderr.decode()[:200]}")
     try:
-        if os.access(isolated.cache_dir, os.W_OK):
-            pytest.skip("running as root: chmod does not stop writes here (see the unusable-folder test)")
-        check_cache_off_but_encoding_works(tiny_sbert_in_models, caplog, "unable to open database file")
+        yield
     finally:
-        os.chmod(isolated.cache_dir, 0o700)
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_read_only_cache_folder(tiny_sbert_in_models, isolated, caplog) -> None:
+    with read_only(isolated.cache_dir):
+        assert not os.access(isolated.cache_dir, os.W_OK) or os.geteuid() == 0
+        with pytest.raises(OSError):  # nothing can be written there, root or not
+            (isolated.cache_dir / "probe").write_text("x")
+        check_cache_off_but_encoding_works(tiny_sbert_in_models, caplog, "unable to open database file")
 
 
 def test_unusable_cache_folder(tiny_sbert_in_models, tmp_path, monkeypatch, caplog) -> None:

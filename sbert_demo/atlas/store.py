@@ -87,6 +87,21 @@ def _centres(coords: np.ndarray, clusters: np.ndarray) -> dict[int, list[float]]
     return {int(c): np.median(coords[clusters == c], axis=0).round(5).tolist() for c in np.unique(clusters)}
 
 
+def _unspaced(character: str) -> bool:
+    """Whether ``character`` is of a script written without spaces between words (Chinese, Japanese, Thai ...)."""
+    import unicodedata
+
+    return unicodedata.name(character, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER"))
+
+
+def word_start(word: str) -> str:
+    """An RE2 pattern (Arrow's regex) for ``word`` at the start of a word, in every script: RE2's ``\\b`` knows
+    ASCII letters only, so "кошка", "γάτα" and "éclair" never matched after it. Scripts without spaces match
+    anywhere."""
+    escaped = re.escape(word)
+    return escaped if _unspaced(word[0]) else rf"(?:^|[^\p{{L}}\p{{N}}\p{{M}}_]){escaped}"
+
+
 @dataclass(frozen=True)
 class Atlas:
     """A published map: ``meta`` (the corpus, its models, their cluster names) and its folder's arrays."""
@@ -223,13 +238,13 @@ class Atlas:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        words = re.findall(r"\w+", query.lower())
+        words = re.findall(r"\w+", query.lower())  # RE2 folds case itself (simple folding)
         if not words or not len(rows):
             return rows
         taken = self.texts().take(pa.array(rows))
         keep = np.ones(len(rows), dtype=bool)
         for word in words:
-            keep &= np.asarray(pc.match_substring_regex(taken, rf"\b{re.escape(word)}", ignore_case=True)
+            keep &= np.asarray(pc.match_substring_regex(taken, word_start(word), ignore_case=True)
                                .fill_null(False).to_numpy(zero_copy_only=False))
         return rows[keep]
 

@@ -62,6 +62,20 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_SHARD = 1_000_000
+
+
+def shard_size(text: str) -> int:
+    """``--shard-size``: a whole number of sentences from 1 to :data:`MAX_SHARD`."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_SHARD:
+        raise argparse.ArgumentTypeError(f"a shard holds 1 to {MAX_SHARD:,} sentences, not {text[:20]!r}")
+    return value
+
+
 def add_parsers(commands: argparse._SubParsersAction) -> None:
     """Add ``embed`` to ``python -m sbert_demo`` (``map`` is :mod:`.analysis`'s, with the same corpus flags)."""
     embed = commands.add_parser("embed", help="embed a corpus of up to 1,000,000 sentences as shards in the cache "
@@ -72,7 +86,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                        help="on Ray: alone, a local cluster for the run; 'auto' the one running here; or HOST:PORT")
     embed.add_argument("--workers", type=int, help="Ray actors (default: one per CPU, or per GPU where there are GPUs)")
     embed.add_argument("--dtype", choices=("fp16", "int8"), default="fp16", help="how the shards keep the vectors")
-    embed.add_argument("--shard-size", type=int, default=SHARD, help=f"sentences per shard (default {SHARD:,})")
+    embed.add_argument("--shard-size", type=shard_size, default=SHARD,
+                       help=f"sentences per shard, 1 to {MAX_SHARD:,} (default {SHARD:,})")
     embed.add_argument("--lossless", action="store_true",
                        help="the runtime of reported numbers (default: the fast one the maps use)")
     add_corpus_flags(embed)

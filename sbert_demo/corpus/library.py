@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .embed import corpora_root
-from .sources import MAX_SENTENCES, LargeCorpus, Progress, SourceSpec, read_source
+from .sources import MAX_SENTENCES, LargeCorpus, Progress, SourceSpec, checked, read_source
 
 
 def source_identity(spec: SourceSpec) -> str | None:
@@ -55,7 +55,9 @@ def _glob(pattern: str) -> list[Path]:
 
 
 def open_corpus(spec: SourceSpec, max_sentences: int = MAX_SENTENCES, progress: Progress | None = None) -> LargeCorpus:
-    """The corpus of ``spec``: the kept copy when its source has not changed, else read (and kept)."""
+    """The corpus of ``spec``: the kept copy when its source has not changed, else read (and kept). A visitor's
+    source passes the allow list first, so no kept copy of another's source is handed out by naming it."""
+    spec = checked(spec)
     identity = source_identity(spec)
     folder = corpora_root() / "texts"
     kept = None if identity is None else _read(folder, identity)

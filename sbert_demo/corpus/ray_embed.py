@@ -9,7 +9,7 @@ wrote like any other corpus. On a GPU node each actor takes a GPU (``num_gpus=1`
 
 ``address``: None starts a local Ray cluster for the run (every core of this machine); ``"auto"`` joins
 the cluster running on this machine (``ray start --head``); ``"host:port"`` joins that one. The workers
-must see the same cache folder (one machine, or a shared file system: docs/ray.md). Ray is optional:
+must see the same cache folder (one machine, or a shared file system: docs/corpus.md, "Ray"). Ray is optional:
 without it, this module says how to install it, and everything else works.
 """
 
@@ -61,18 +61,37 @@ class ShardWriter:
         return {"key": batch["key"], "rows": np.array([len(t) for t in batch["texts"]])}
 
 
-def _answers(address: str, seconds: float = 5.0) -> bool:
-    """Whether anything listens at ``host:port`` (Ray itself retries a silent address for minutes)."""
+# HTTP/2's connection preface and an empty SETTINGS frame: a gRPC server (Ray's GCS, Ray Client) answers
+# with its own SETTINGS frame at once; a web server, or a listener that never speaks, does not.
+HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+CONNECT_SECONDS = 10.0
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """(host, port) of ``[ray://]host:port``, or a ValueError that says what an address looks like."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or len(host) > 253 or any(
+            c.isspace() or c in "/?#@" for c in host):
+        raise ValueError(f"{address[:80]!r} is not a Ray address; give HOST:PORT (e.g. 10.0.0.5:6379), 'auto' "
+                         "for the cluster running here, or --ray alone to start a local one.")
+    return host, int(port)
+
+
+def speaks_grpc(address: str, seconds: float = CONNECT_SECONDS) -> bool:
+    """Whether a gRPC server (as Ray's head is) answers at ``address`` within ``seconds`` (Ray itself retries a
+    silent or foreign address for minutes)."""
     import socket
 
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        return True  # not host:port: Ray says what is wrong with it
+    host, port = split_address(address)
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=seconds):
-            return True
-    except OSError:
+        with socket.create_connection((host, port), timeout=seconds) as connection:
+            connection.settimeout(seconds)
+            connection.sendall(HTTP2_HELLO)
+            head = connection.recv(9)
+    except (OSError, UnicodeError, ValueError):
         return False
+    return len(head) == 9 and head[3] == 0x04  # frame type 4: SETTINGS
 
 
 def connect(address: str | None, workers: int | None):
@@ -83,11 +102,12 @@ def connect(address: str | None, workers: int | None):
         raise ValueError(RAY_MISSING) from None
     if ray.is_initialized():
         return ray, False
-    if address not in (None, "auto") and not _answers(address):
-        raise ValueError(f"No Ray cluster answered at {address} (nothing listens there); start one with "
-                         "'ray start --head' on that machine, or run with --ray alone to start a local one.")
+    if address not in (None, "auto") and not speaks_grpc(address):
+        raise ValueError(f"No Ray cluster answered at {address} within {CONNECT_SECONDS:.0f} s (nothing listens "
+                         "there, or something that is not Ray); start one with 'ray start --head' on that machine, "
+                         "or run with --ray alone to start a local one.")
     # The workers import this package: from the folder that holds it (on a real cluster, every node has the
-    # project installed or shares it: docs/ray.md).
+    # project installed or shares it: docs/corpus.md, "Ray").
     paths = [str(PACKAGE_PARENT), *filter(None, [os.environ.get("PYTHONPATH")])]
     runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(paths), "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "0"),
                                 "TOKENIZERS_PARALLELISM": "false"}}

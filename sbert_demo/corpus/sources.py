@@ -24,14 +24,16 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..data.corpora import LABEL_COLUMNS, MAX_SENTENCE_CHARS, NO_LABEL, TEXT_COLUMNS, cell_text
 from ..data.tables import alternatives, find_column
+from ..data.tables import not_utf8
 from ..data.text import clean_text, is_blank
 
 MAX_SENTENCES = 1_000_000  # one 2-core machine maps this many in minutes (bench/million.py)
+MAX_UPLOAD_BYTES = 300 * 2**20  # the one limit of a corpus file uploaded to the app, whatever its rows
 SUFFIXES = (".parquet", ".csv", ".tsv", ".txt", ".jsonl")
 BATCH_ROWS = 65_536
 NUMBER = re.compile(r"^[\s+-]*[\d.,eE+-]+\s*$")
@@ -51,6 +53,7 @@ class SourceSpec:
     data_files: tuple[str, ...] = ()
     text_column: str | None = None
     label_column: str | None = None  # None: found by name; "": no labels
+    visitor: bool = False  # named by a visitor of the app: only what :mod:`.access` allows is read
 
     @property
     def name(self) -> str:
@@ -88,8 +91,24 @@ class LargeCorpus:
         return f"{self.name}: {len(self):,} sentences{f' from {self.text_column!r}' if self.text_column else ''}{labels}"
 
 
+def checked(spec: SourceSpec) -> SourceSpec:
+    """``spec`` as it may be read: a visitor's passes :mod:`.access`'s allow list (a dataset id or a shared
+    folder, never a path or data files of their choosing), anything else as given."""
+    if not spec.visitor:
+        return spec
+    from .access import check_visitor_dataset, check_visitor_parts, visitor_roots
+
+    if spec.path or spec.data_files or not spec.dataset:
+        raise ValueError("Name a Hugging Face dataset by its id, or upload a file.")
+    roots, forbidden = visitor_roots()
+    dataset = check_visitor_dataset(spec.dataset, roots, forbidden)
+    check_visitor_parts(spec.config, spec.split)
+    return replace(spec, dataset=dataset)
+
+
 def read_source(spec: SourceSpec, max_sentences: int = MAX_SENTENCES, progress: Progress | None = None) -> LargeCorpus:
     """The corpus ``spec`` names, read in batches (a ValueError that says what to do when it cannot be)."""
+    spec = checked(spec)
     if spec.dataset:
         columns, total, batches = _dataset_batches(spec)
     elif spec.path:
@@ -248,6 +267,8 @@ def _delimited(path: Path, delimiter: str):
         raise ValueError(f"{path.name} could not be read as {'TSV' if delimiter == chr(9) else 'CSV'} ({exc}); save it "
                          "as UTF-8 with a header row.") from None
     columns = list(reader.schema.names)
+    if any(pa.types.is_binary(t) or pa.types.is_large_binary(t) for t in reader.schema.types):
+        raise not_utf8(path.name, "save it as UTF-8 CSV and upload it again.")  # Arrow keeps such a column as bytes
 
     def batches():
         try:
@@ -255,34 +276,55 @@ def _delimited(path: Path, delimiter: str):
                 yield {name: [None if v is None else str(v) for v in batch.column(i).to_pylist()]
                        for i, name in enumerate(columns)}
         except (pa.ArrowException, OSError) as exc:
+            if "UTF8" in str(exc) or "utf-8" in str(exc).lower():
+                raise not_utf8(path.name, "save it as UTF-8 CSV and upload it again.") from None
             raise ValueError(f"{path.name} could not be read past a point ({exc}); save it again as UTF-8.") from None
 
     return columns, None, batches()
 
 
-def _jsonl(path: Path):
-    with path.open(encoding="utf-8-sig", errors="replace") as handle:
-        first = next((line for line in handle if line.strip()), "")
+def _utf8_lines(path: Path, hint: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a UTF-8 file (a BOM is dropped); any other encoding is refused with a sentence,
+    never read with replacement characters."""
+    number = 0
     try:
-        columns = list(json.loads(first).keys()) if first else []
-    except (ValueError, AttributeError):
-        raise ValueError(f"{path.name} is not JSON Lines (one JSON object per line); save it again.") from None
+        with path.open(encoding="utf-8-sig", errors="strict") as handle:
+            for number, line in enumerate(handle, 1):
+                yield number, line
+    except UnicodeDecodeError:
+        raise not_utf8(path.name, hint, line=number + 1) from None
+
+
+def _json_record(line: str, number: int, name: str):
+    try:
+        return json.loads(line)
+    except RecursionError:  # a line nested deeper than any record is
+        raise ValueError(f"Line {number:,} of {name} is nested too deeply to be a record; fix or remove it.") from None
+    except ValueError:
+        raise ValueError(f"Line {number:,} of {name} is not a JSON object; fix or remove it.") from None
+
+
+def _jsonl(path: Path):
+    hint = "save it as UTF-8 JSON Lines and upload it again."
+    lines = _utf8_lines(path, hint)
+    number, first = next(((n, line) for n, line in lines if line.strip()), (1, ""))
+    lines.close()
+    record = _json_record(first, number, path.name) if first else {}
+    if not isinstance(record, dict):
+        raise ValueError(f"{path.name} is not JSON Lines (one JSON object per line); save it again.")
+    columns = list(record.keys())
 
     def batches():
         batch: dict[str, list] = {name: [] for name in columns}
-        with path.open(encoding="utf-8-sig", errors="replace") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    raise ValueError(f"Line {number:,} of {path.name} is not a JSON object; fix or remove it.") from None
-                for name in columns:
-                    batch[name].append(record.get(name) if isinstance(record, dict) else None)
-                if len(batch[columns[0]]) >= BATCH_ROWS:
-                    yield batch
-                    batch = {name: [] for name in columns}
+        for number, line in _utf8_lines(path, hint):
+            if not line.strip():
+                continue
+            record = _json_record(line, number, path.name)
+            for name in columns:
+                batch[name].append(record.get(name) if isinstance(record, dict) else None)
+            if len(batch[columns[0]]) >= BATCH_ROWS:
+                yield batch
+                batch = {name: [] for name in columns}
         yield batch
 
     return columns, None, batches()
@@ -293,20 +335,19 @@ def _txt(path: Path):
     texts: list[str] = []
     labels: list[str] = []
     labelled = None
-    with path.open(encoding="utf-8-sig", errors="replace") as handle:
-        for line in handle:
-            label, bar, sentence = line.partition("|")
-            if labelled is None and line.strip():
-                labelled = bool(bar) and 0 < len(label.strip()) <= 60
-            if labelled and bar:
-                texts.append(sentence)
-                labels.append(label.strip())
-            else:
-                texts.append(line)
-                labels.append("(none)")
-            if len(texts) >= BATCH_ROWS:
-                yield {"text": texts, "label": labels if labelled else None}
-                texts, labels = [], []
+    for _, line in _utf8_lines(path, "save it as UTF-8 plain text and upload it again."):
+        label, bar, sentence = line.partition("|")
+        if labelled is None and line.strip():
+            labelled = bool(bar) and 0 < len(label.strip()) <= 60
+        if labelled and bar:
+            texts.append(sentence)
+            labels.append(label.strip())
+        else:
+            texts.append(line)
+            labels.append("(none)")
+        if len(texts) >= BATCH_ROWS:
+            yield {"text": texts, "label": labels if labelled else None}
+            texts, labels = [], []
     yield {"text": texts, "label": labels if labelled else None}
 
 
@@ -318,7 +359,8 @@ def _dataset_batches(spec: SourceSpec):
     import datasets
 
     local = Path(spec.dataset).expanduser()
-    saved = local.is_dir() and any((local / n).is_file() for n in ("dataset_info.json", "state.json", "dataset_dict.json"))
+    hub_only = spec.visitor and not local.is_absolute()  # a visitor's id that passed the allow list
+    saved = not hub_only and local.is_dir() and any((local / n).is_file() for n in ("dataset_info.json", "state.json", "dataset_dict.json"))
     if not saved and not (spec.dataset in ("parquet", "csv", "json", "text") and spec.data_files) and not hub_reachable():
         raise ValueError(f"The dataset {spec.dataset!r} is on the Hugging Face Hub, which cannot be reached from here; "
                          "give local files (e.g. --dataset parquet --data-files 'part-*.parquet') or a folder saved "
@@ -327,8 +369,10 @@ def _dataset_batches(spec: SourceSpec):
         if saved:
             loaded = datasets.load_from_disk(str(local))
         else:
+            # A visitor reads public datasets only: never with the operator's token.
             loaded = datasets.load_dataset(spec.dataset, spec.config, split=spec.split,
-                                           data_files=list(spec.data_files) or None)
+                                           data_files=list(spec.data_files) or None,
+                                           **({"token": False} if spec.visitor else {}))
     except FileNotFoundError as exc:
         raise ValueError(f"The dataset {spec.dataset!r} was not found ({str(exc)[:200]}); check its name or files.") from None
     except Exception as exc:  # datasets raises many kinds (DatasetNotFoundError, ConnectionError, ValueError ...)

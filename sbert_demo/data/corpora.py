@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .benchmarks import STS_SPLITS, data_folder
 from .sentences import ParsedSentences, clean_records, parse_lines
-from .tables import alternatives, check_size, decode_upload, find_column, read_table
+from .tables import alternatives, check_size, decode_upload, find_column, not_utf8, read_table
 
 logger = logging.getLogger(__name__)
 
@@ -151,11 +151,15 @@ def _parquet_rows(path: Path, max_sentences: int) -> tuple[list[str], list[tuple
 
 
 def cell_text(value: object) -> str:
-    """A table cell as text: None as empty, bytes decoded (bad bytes replaced), anything else as str."""
+    """A table cell as text: None as empty, bytes as UTF-8 (anything else is refused, never shown as a bytes
+    literal or with replacement characters), anything else as str."""
     if value is None:
         return ""
     if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise not_utf8("A text cell", "write the table's text column as UTF-8.", position=exc.start) from None
     return value if isinstance(value, str) else str(value)
 
 

@@ -36,14 +36,23 @@ class Table:
     records: Records
 
 
+def not_utf8(name: str, hint: str, position: int | None = None, line: int | None = None) -> ValueError:
+    """The one refusal of a file that is not UTF-8 (every reader of text files says it so; none guesses another
+    encoding or reads on with replacement characters)."""
+    where = (f" (undecodable byte at position {position})" if position is not None
+             else f" (undecodable text on line {line:,})" if line is not None else "")
+    return ValueError(f"{name} is not UTF-8 text{where}, e.g. Latin-1 or Windows-1252; {hint}")
+
+
 def decode_upload(data: bytes, name: str, hint: str) -> str:
-    """An uploaded file's bytes as text; binary or non-UTF-8 files get a message ending in ``hint``."""
+    """An uploaded file's bytes as text (UTF-8, a BOM dropped); binary or non-UTF-8 files get a message ending
+    in ``hint``."""
     if b"\x00" in data:
         raise ValueError(f"{name} is not UTF-8 text (it looks binary, e.g. a spreadsheet); {hint}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{name} is not UTF-8 text (undecodable byte at position {exc.start}); {hint}") from None
+        raise not_utf8(name, hint, position=exc.start) from None
 
 
 def check_size(path: Path, limit: int | None = None, what: str = "") -> None:

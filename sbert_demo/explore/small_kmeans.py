@@ -14,7 +14,7 @@ algorithm with the ten restarts of a k as one set of numpy array operations:
   or when the centres' squared shift is within ``tol`` = 1e-4 x the mean feature variance, then label
   once more), and the restart with the lowest inertia kept as ``KMeans.fit`` keeps it.
 
-So the labels are scikit-learn's (``tests/test_explore.py`` checks them against ``KMeans`` on real
+So the labels are scikit-learn's (``tests/test_projection.py`` checks them against ``KMeans`` on real
 sentence sets; only exact floating-point ties could differ). Where a cluster empties during the
 iterations (scikit-learn then moves a far point into it) the caller falls back to ``KMeans``.
 :func:`silhouette` is scikit-learn's ``silhouette_score`` on precomputed distances, also without

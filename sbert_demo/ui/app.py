@@ -52,10 +52,15 @@ MISSING_WORDS = {"common.complete": "Complete"}
 
 def launch_options() -> dict:
     """Keyword arguments for ``Blocks.launch`` (Gradio 6 takes theme, CSS and the page script there)."""
-    from .atlas import routes
+    from starlette.middleware import Middleware
 
+    from .atlas import routes
+    from .bodies import BodyGuard
+
+    # BodyGuard: Gradio's JSON endpoints (API, queue, MCP) get bounded bodies of bounded depth, refused with a
+    # sentence before Gradio reads them (a JSON-RPC message nested 50,000 deep was a 500 from MCP's transport).
     return {"theme": theme(), "max_file_size": MAX_FILE_SIZE, "i18n": gr.I18n(en=MISSING_WORDS),
-            "app_kwargs": {"routes": routes()}, **launch_assets()}
+            "app_kwargs": {"routes": routes(), "middleware": [Middleware(BodyGuard)]}, **launch_assets()}
 
 
 def configure_queue(demo: gr.Blocks) -> gr.Blocks:

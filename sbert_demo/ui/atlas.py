@@ -17,9 +17,9 @@ Failures answer ``{"error": sentence}`` with status 400 (the user's doing) or 50
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
+from urllib.parse import quote
 
 import numpy as np
 from starlette.requests import Request
@@ -28,11 +28,13 @@ from starlette.routing import Route
 
 from ..atlas import compare
 from ..atlas.store import open_atlas
+from .bodies import BodyTooLarge, loads_bounded, read_body
 from .common import UNEXPECTED
 from .page_assets import ASSETS, asset
 
 logger = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024 * 1024  # a million int32 sentence numbers, with room
+MAX_ROW = 2**31  # int32 sentence numbers: no corpus is larger
 STATIC = {"atlas.js": "text/javascript", "atlas.css": "text/css"}
 
 
@@ -42,6 +44,9 @@ def _answer(work: Callable[[Request], Response]) -> Callable:
 
         try:
             return await run_in_threadpool(work, request, await _rows_in(request))
+        except BodyTooLarge:
+            return JSONResponse({"error": "That selection is too large to send; select fewer sentences."},
+                                status_code=413)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         except Exception as exc:  # noqa: BLE001 - logged; the page gets a sentence
@@ -54,19 +59,24 @@ def _answer(work: Callable[[Request], Response]) -> Callable:
 async def _rows_in(request: Request) -> np.ndarray | None:
     if request.method != "POST":
         return None
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise ValueError("That selection is too large to send; select fewer sentences.")
+    body = await read_body(request, MAX_BODY)  # counted as it arrives: a giant body is cut, never held
     if request.headers.get("content-type", "").startswith("application/octet-stream"):
         if len(body) % 4:
             raise ValueError("A binary selection is int32 sentence numbers (4 bytes each).")
         return np.frombuffer(body, dtype="<i4")
     try:
-        rows = json.loads(body or b"{}").get("rows", [])
-    except (ValueError, AttributeError):
-        raise ValueError('Send the selection as JSON, {"rows": [0, 5, 9]}, or as int32 bytes.') from None
+        parsed = loads_bounded(body, "The selection")
+        rows = parsed.get("rows", []) if isinstance(parsed, dict) else None
+    except ValueError:
+        rows = None
+    if rows is None:
+        raise ValueError('Send the selection as JSON, {"rows": [0, 5, 9]}, or as int32 bytes.')
     if not isinstance(rows, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in rows):
         raise ValueError("A selection is a list of sentence numbers (whole numbers from 0).")
+    outside = next((r for r in rows if not 0 <= r < MAX_ROW), None)  # checked before numpy meets 2**63
+    if outside is not None:
+        shown = str(outside) if len(str(outside)) <= 24 else f"{str(outside)[:12]}…"
+        raise ValueError(f"Sentence numbers are whole numbers from 0 up to the corpus's size; {shown} is not one.")
     return np.asarray(rows, dtype=np.int64)
 
 
@@ -84,6 +94,15 @@ def _int(value: str, what: str) -> int:
         return int(value)
     except ValueError:
         raise ValueError(f"The {what} must be a whole number, not {value[:20]!r}.") from None
+
+
+def attachment(filename: str) -> str:
+    """A Content-Disposition for ``filename`` in any script: an ASCII fallback, and the name itself as RFC 5987's
+    ``filename*`` (a header is Latin-1; ``猫と犬.csv`` would not fit in one)."""
+    stem, dot, suffix = filename.rpartition(".")
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in stem)[:80] or "corpus"
+    fallback = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in f"{stem}{dot}{suffix}")
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(f'{stem}{dot}{suffix}', safe='')}"
 
 
 def page(request: Request) -> Response:
@@ -133,9 +152,8 @@ def selection(request: Request, rows) -> Response:
 
 def export(request: Request, rows) -> Response:
     atlas = _atlas(request)
-    name = "".join(c if c.isalnum() else "-" for c in atlas.meta["name"])[:60] or "corpus"
     return Response(atlas.csv(rows), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": f'attachment; filename="{name}-selection.csv"'})
+                    headers={"Content-Disposition": attachment(f"{atlas.meta['name']}-selection.csv")})
 
 
 def shared(request: Request, _rows) -> Response:

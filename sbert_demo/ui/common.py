@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 import gradio as gr
 from gradio.context import LocalContext
 
+from ..corpus.sources import MAX_UPLOAD_BYTES
 from ..encoding.embedding_cache import embedding_cache
 from ..models.kinds import EMBEDS, kind_of
 from ..models.registry import get_registry
@@ -30,7 +31,9 @@ from ..shared import BoundedCache
 
 logger = logging.getLogger(__name__)
 
-MAX_FILE_SIZE = "300mb"  # uploads: a corpus of a million sentences (the others check their own, smaller limits)
+# Uploads: a corpus of a million sentences (the others check their own, smaller limits); the page, the docs and
+# Gradio's refusal all say this one number.
+MAX_FILE_SIZE = f"{MAX_UPLOAD_BYTES // 2**20}mb"
 UNEXPECTED = "Something went wrong on the server ({kind}); it has been logged. Please try again."
 FAILED = "The last action failed; see the message above or the server log."
 MAX_SESSIONS = 1000  # sessions whose last failure is kept until shown (oldest forgotten first)

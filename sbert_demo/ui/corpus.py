@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 import gradio as gr
+import numpy as np
 
 from ..atlas.store import publish
 from ..corpus.large_map import map_large_corpus, search_large
 from ..corpus.library import open_corpus
-from ..corpus.sources import MAX_SENTENCES, LargeCorpus, SourceSpec, row_count
-from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_SENTENCES, NO_LABEL, STSB_CORPUS, Corpus, corpus_columns,
+from ..corpus.sources import MAX_SENTENCES, MAX_UPLOAD_BYTES, LargeCorpus, SourceSpec, row_count
+from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_BYTES, MAX_CORPUS_SENTENCES, NO_LABEL, STSB_CORPUS, Corpus, corpus_columns,
                             read_corpus, stsb_corpus)
 from ..explore import plots
 from ..explore.corpus_map import (DEFAULT_K, MAX_K, CorpusMap, ModelMap, map_corpus,
@@ -29,7 +30,7 @@ from ..explore.corpus_map import (DEFAULT_K, MAX_K, CorpusMap, ModelMap, map_cor
 from ..formatting import MISSING
 from ..views import VIEWS
 from . import snippets
-from .common import MAX_FILE_SIZE, action, user_errors, warn_once_about_the_cache
+from .common import action, user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
 
 SOURCES = [(f"{STSB_CORPUS} (built in)", "stsb"), ("my file", "file"), ("a Hugging Face dataset", "dataset")]
@@ -57,7 +58,7 @@ def dataset_spec(dataset: str | None, text_column: str | None, label_column: str
         raise ValueError(f"A dataset is {DATASET_HINT}; {dataset!r} has too many ':'.")
     name, config, split = (parts + ["", ""])[:3]
     return SourceSpec(dataset=name, config=config or None, split=split or "train", text_column=text_column or None,
-                      label_column="" if label_column == NO_LABEL else label_column or None)
+                      label_column="" if label_column == NO_LABEL else label_column or None, visitor=True)
 
 
 def load_corpus(source: str, path: str | None, text_column: str | None,
@@ -72,7 +73,10 @@ def load_corpus(source: str, path: str | None, text_column: str | None,
     if not path:
         raise ValueError("Upload a corpus file first (.txt, .csv, .tsv, .parquet or .jsonl), or choose the built-in "
                          "corpus.")
-    if Path(path).suffix.lower() == ".jsonl" or row_count(path) > MAX_CORPUS_SENTENCES:
+    # Past 20,000 rows, past what is read whole, or JSON Lines: streamed (one upload limit for every corpus file).
+    file = Path(path)
+    streamed = file.suffix.lower() == ".jsonl" or (file.is_file() and file.stat().st_size > MAX_CORPUS_BYTES)
+    if streamed or row_count(path) > MAX_CORPUS_SENTENCES:
         return open_corpus(SourceSpec(path=path, text_column=text_column or None,
                                       label_column="" if label_column == NO_LABEL else label_column or None))
     return read_corpus(path, text_column or None, label_column)
@@ -91,7 +95,7 @@ UPLOAD_HINT = ("Upload a corpus file: .txt (one sentence per line, optionally 'l
 
 
 def upload_hint() -> str:
-    return UPLOAD_HINT.format(size=MAX_FILE_SIZE.upper().replace("MB", " MB"), small=MAX_CORPUS_SENTENCES)
+    return UPLOAD_HINT.format(size=f"{MAX_UPLOAD_BYTES // 2**20} MB", small=MAX_CORPUS_SENTENCES)
 
 
 @user_errors
@@ -201,10 +205,18 @@ def _searched(result: CorpusMap, colour_by: str, query: str | None, mode: str) -
         lines.append(f"<div><p>{head}{html.escape(sentence)}</p>" + (f"<ul>{examples}</ul>" if examples else "")
                      + "</div>")
     if len(sentences) > MAX_CORPUS_SENTENCES and result.succeeded:  # shown in the map view, selected
-        matches = found[result.succeeded[0].key][0][:LINKED_MATCHES]
-        href = f"/atlas?map={publish(result).id}#rows={','.join(map(str, matches.tolist()))}"
-        lines.append(f'<p><a href="{html.escape(href)}" target="_blank" rel="noopener">Select them in the map view ↗</a></p>')
+        lines.append(_select_in_map_view(result, found, shown))
     return [f'<div class="search-results">{"".join(lines)}</div>', *slots]
+
+
+def _select_in_map_view(result: CorpusMap, found: dict, shown: list) -> str:
+    """The link that selects a search's matches in the map view: every model's (a sentence any of them found),
+    and it says whose they are."""
+    matches = np.unique(np.concatenate([found[model.key][0][:LINKED_MATCHES] for model in shown]))
+    href = f"/atlas?map={publish(result).id}#rows={','.join(map(str, matches.tolist()))}"
+    whose = "" if len(shown) == 1 else f" (the {len(matches):,} sentences any of {len(shown)} models found)"
+    return (f'<p><a href="{html.escape(href)}" target="_blank" rel="noopener">Select them in the map view{whose} ↗'
+            "</a></p>")
 
 
 def _searched_slots(result: CorpusMap, colour_by: str, query: str | None, mode: str) -> tuple[dict, list]:

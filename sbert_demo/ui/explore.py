@@ -13,6 +13,7 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from ..data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, get_example
+from ..corpus.sources import MAX_SENTENCES as MAX_LARGE_SENTENCES
 from ..data.corpora import MAX_CORPUS_SENTENCES
 from ..data.sentences import MAX_FILE_BYTES, parse_sentences, read_sentence_file
 from ..explore import plots
@@ -299,7 +300,7 @@ def build_tab() -> TabParts:
                     export = gr.Button("Export embeddings", scale=0, min_width=200, elem_id="explore-export")
                     export_notes = gr.HTML()
                 exported = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="explore-files")
-        with gr.Tab(f"Corpus map (up to {MAX_CORPUS_SENTENCES:,} sentences)", id="corpus",
+        with gr.Tab(f"Corpus map (up to {MAX_LARGE_SENTENCES:,} sentences)", id="corpus",
                     elem_id="explore-corpus-tab") as corpus_tab:
             corpus_parts = corpus.build()
 

@@ -1,11 +1,16 @@
 """The app's tools for AI assistants: named endpoints with plain arguments and JSON answers.
 
+Each tool answers JSON text (``json.loads`` reads it; MCP hands a tool's answer over as text, and Gradio
+wrote a dict there as a Python literal), its numbers rounded as the docstring says.
+
 ``python app.py --mcp`` serves them over MCP (``/gradio_api/mcp/``; Gradio reads each docstring's
 description and ``Args:`` for the tool's schema); they are also ordinary API endpoints
 (``gradio_client``). Bad arguments are answered with the same sentences the page shows.
 """
 
 from __future__ import annotations
+
+import json
 
 import gradio as gr
 import numpy as np
@@ -33,8 +38,13 @@ def _models(models: str | list[str] | None) -> list[str]:
     return keys
 
 
+def as_json(answer: object) -> str:
+    """A tool's answer as JSON text (non-ASCII sentences kept as they are)."""
+    return json.dumps(answer, ensure_ascii=False)
+
+
 @tool_errors
-def compare_sentences(sentences: str, models: str = "glove-6b-50d,all-MiniLM-L6-v2") -> dict:
+def compare_sentences(sentences: str, models: str = "glove-6b-50d,all-MiniLM-L6-v2") -> str:
     """Compare sentences under several embedding models: every pair's cosine similarity per model.
 
     Naive models (averaged GloVe, BERT pooling) rate unrelated sentences alike; siamese SBERT models
@@ -45,7 +55,7 @@ def compare_sentences(sentences: str, models: str = "glove-6b-50d,all-MiniLM-L6-
         models: comma-separated model keys, e.g. "glove-6b-50d,all-MiniLM-L6-v2" (see available_models).
 
     Returns:
-        {"sentences": [...], "models": [{"key", "label", "cosine": n x n matrix rounded to 4 decimals,
+        JSON: {"sentences": [...], "models": [{"key", "label", "cosine": n x n matrix rounded to 4 decimals,
         "most_similar_pair": [i, j, cosine]}]}
     """
     parsed = parse_sentences(sentences or "")
@@ -55,17 +65,17 @@ def compare_sentences(sentences: str, models: str = "glove-6b-50d,all-MiniLM-L6-
     out = []
     for key in _models(models):
         model = resolve_for(key, EMBEDS, "compare sentences")
-        sim = cosine_matrix(encode(model, texts, fast=False).embeddings)
+        sim = cosine_matrix(encode(model, texts, fast=False).embeddings).astype(np.float64)  # rounds to 4 decimals
         upper = np.triu_indices(len(texts), 1)
         best = int(np.argmax(sim[upper]))
         i, j = int(upper[0][best]), int(upper[1][best])
         out.append({"key": model.entry.key, "label": model.entry.label, "cosine": np.round(sim, 4).tolist(),
                     "most_similar_pair": [i, j, round(float(sim[i, j]), 4)]})
-    return {"sentences": texts, "models": out}
+    return as_json({"sentences": texts, "models": out})
 
 
 @tool_errors
-def sts_spearman(models: str = "glove-6b-50d,all-MiniLM-L6-v2", split: str = "dev") -> dict:
+def sts_spearman(models: str = "glove-6b-50d,all-MiniLM-L6-v2", split: str = "dev") -> str:
     """Spearman correlation (x100) between each model's cosine similarities and human similarity scores on
     the STS benchmark (the measure of the SBERT paper, Reimers & Gurevych 2019).
 
@@ -74,7 +84,8 @@ def sts_spearman(models: str = "glove-6b-50d,all-MiniLM-L6-v2", split: str = "de
         split: "dev" (1,500 pairs) or "test" (1,379 pairs; the paper reports test).
 
     Returns:
-        {"split", "pairs", "models": [{"key", "label", "spearman", "pearson", "runtime"} or {"key", "error"}]}
+        JSON: {"split", "pairs", "models": [{"key", "label", "spearman", "pearson", "runtime"} or {"key", "error"}]},
+        Spearman and Pearson x100 rounded to 2 decimals
     """
     if split not in SPLITS:
         raise ValueError(f"The split is 'dev' or 'test', not {split!r}.")
@@ -88,16 +99,16 @@ def sts_spearman(models: str = "glove-6b-50d,all-MiniLM-L6-v2", split: str = "de
             row.update(spearman=round(100 * result.spearman, 2), pearson=round(100 * result.pearson, 2),
                        runtime=result.runtime)
         rows.append(row)
-    return {"split": split, "pairs": len(pairs), "models": rows}
+    return as_json({"split": split, "pairs": len(pairs), "models": rows})
 
 
 @tool_errors
-def available_models() -> list[dict]:
+def available_models() -> str:
     """The models this app can use: key, family (naive, siamese, static, cross-encoder, fine-tuned), and
     whether it is available here (and if not, why).
 
     Returns:
-        [{"key", "label", "family", "available", "why_not"}]
+        JSON: [{"key", "label", "family", "available", "why_not"}]
     """
     registry = get_registry()
     rows = []
@@ -105,7 +116,7 @@ def available_models() -> list[dict]:
         status = registry.availability(entry)
         rows.append({"key": entry.key, "label": entry.label, "family": entry.family, "available": status.available,
                      "why_not": None if status.available else status.reason})
-    return rows
+    return as_json(rows)
 
 
 def build() -> None:

@@ -129,6 +129,14 @@
     const addButton = (gd) => {
       const camera = gd.querySelector('.modebar-btn[data-title^="Download plot"]');
       if (!camera || camera.parentElement.querySelector(".svg-download")) { return; }
+      // The PNG is named after the figure's title too (Plotly's default is "newplot.png"), set just
+      // before Plotly's own click handler on the same button reads it.
+      camera.addEventListener("click", () => {
+        const context = gd._context || {};
+        if (!context.toImageButtonOptions || context.toImageButtonOptions.format !== "svg") {
+          context.toImageButtonOptions = Object.assign({}, context.toImageButtonOptions, {filename: fileName(gd)});
+        }
+      }, true);
       const button = document.createElement("a");
       button.className = "modebar-btn svg-download";
       button.setAttribute("rel", "tooltip");
