@@ -156,16 +156,35 @@ def test_where_a_sentence_landed(store: BoardStore) -> None:
     for i, text in enumerate(texts):
         store.add(board.code, text, sender=f"p{i}")
     sentences = store.sentences(board.code)
-    shown = board_view.picture("glove-6b-50d", sentences, board.code)
+    shown = board_view.picture("glove-6b-50d", sentences)
     assert shown.coords.shape == (5, 2) and len(shown.clusters) == 5 and shown.method == "PCA"
-    landed = board_view.landing("glove-6b-50d", sentences, sentences[-1].id, board.code)
+    landed = board_view.landing("glove-6b-50d", sentences, sentences[-1].id)
     assert landed.nearest[0][0] in texts[:2] and len(landed.nearest) == 3
     assert landed.nearest[0][1] >= landed.nearest[1][1] >= landed.nearest[2][1]
     assert landed.cluster == shown.cluster_names[shown.clusters[-1]]
-    assert board_view.picture("glove-6b-50d", sentences, board.code) is shown  # the next refresh computes nothing
+    assert board_view.picture("glove-6b-50d", sentences) is shown  # the next refresh computes nothing
     assert shown.closest == board_view.closest_pair(shown.embeddings)
     i, j, cosine = shown.closest
     assert {texts[i], texts[j]} <= set(texts) and 0 < cosine <= 1
+
+
+def test_the_phone_and_the_screen_name_the_same_group(store: BoardStore) -> None:
+    """A phone told its sentence "joined the group passport · expired · new" while the presenter's map put it in
+    "cheese · favourite · food": the phone had the group of its nearest sentence in the older picture. Now the
+    phone's answer, given before the screen redraws, names the group the screen then shows, every time."""
+    board = store.create("glove-6b-50d")
+    texts = ["My passport expired last week.", "I need a new passport.", "Cheese is my favourite food.",
+             "I love eating cheese.", "What is your favourite food?", "The visa office is closed.",
+             "Will it rain tomorrow?", "The forecast says rain.", "Sunny skies all week.", "Blue cheese smells."]
+    for i, text in enumerate(texts):
+        store.add(board.code, text, sender=f"p{i}")
+        sentences = store.sentences(board.code)
+        landed = board_view.landing("glove-6b-50d", sentences, sentences[-1].id)  # the phone first
+        shown = board_view.picture("glove-6b-50d", sentences)  # then the presenter's refresh
+        if len(sentences) >= board_view.MIN_MAP:
+            assert landed.cluster == shown.cluster_names[shown.clusters[-1]], (text, landed.cluster)
+        else:
+            assert landed.cluster is None
 
 
 def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStore) -> None:

@@ -69,48 +69,69 @@ def _name(words: Sequence[str], number: int) -> str:
     return " · ".join(words[:3]) if words else f"group {number + 1}"
 
 
+@dataclass(frozen=True)
+class Groups:
+    """A board's sentences grouped under one model: what the screen colours and what a phone is told."""
+    ids: tuple[int, ...]
+    embeddings: np.ndarray  # (n, d), rows as the model gives them
+    labels: tuple[int, ...]  # one group per sentence (all 0 below MIN_MAP sentences)
+    names: dict[int, str]  # each group's name ({} below MIN_MAP sentences)
+    runtime: str
+
+    def group_of(self, sentence_id: int) -> str | None:
+        """The name of the group ``sentence_id`` is in (None below :data:`MIN_MAP` sentences)."""
+        return self.names.get(self.labels[self.ids.index(sentence_id)]) if self.names else None
+
+
+_groups: BoundedCache[tuple, Groups] = BoundedCache("audience.groups", 64)
 _pictures: BoundedCache[tuple, BoardPicture] = BoundedCache("audience.pictures", 16)
 
 
-# The newest picture per board and model, for the cluster a new sentence landed in.
-_latest: BoundedCache[tuple[str, str], BoardPicture] = BoundedCache("audience.latest", 64)
+def groups(model: str, sentences: Sequence[Sentence]) -> Groups:
+    """The one decision of which group each sentence is in, per model and set of sentences: the presenter's
+    map colours by it and a phone is told its sentence's group from it, so the two never disagree (the phone
+    had been told the group of its nearest sentence in an older picture). Cheap: k-means on the vectors
+    from the embedding cache, no map."""
+    return _groups.get_or_build((model, tuple(s.id for s in sentences)), lambda: _group(model, sentences))
 
 
-def picture(model: str, sentences: Sequence[Sentence], board: str = "") -> BoardPicture:
-    """Board ``board``'s picture under ``model``; computed once per model and set of sentences."""
-    key = (model, tuple(s.id for s in sentences))
-    shown = _pictures.get_or_build(key, lambda: _compute(model, sentences))
-    _latest.put((board, model), shown)
-    return shown
-
-
-def _compute(model: str, sentences: Sequence[Sentence]) -> BoardPicture:
+def _group(model: str, sentences: Sequence[Sentence]) -> Groups:
     texts = [s.text for s in sentences]
     ids = tuple(s.id for s in sentences)
     if not texts:
-        return BoardPicture(model, ids, (), np.zeros((0, 0)), None, None, (), {}, "", None)
+        return Groups(ids, np.zeros((0, 0)), (), {}, "")
     encoded = encode(model, texts, fast=True)
     embeddings = np.asarray(encoded.embeddings)
-    coords = method = None
-    labels = np.zeros(len(texts), dtype=np.int64)
-    if len(texts) >= MIN_MAP:
-        projection = project_2d(embeddings)
-        coords, method = projection.coords, projection.method
-        labels = auto_clusters(embeddings, "kmeans", max_k=min(8, max(2, len(texts) // 3))).labels
-    words = distinctive_words(texts, [int(x) for x in labels]) if len(texts) >= MIN_MAP else {}
+    if len(texts) < MIN_MAP:
+        return Groups(ids, embeddings, (0,) * len(texts), {}, encoded.runtime)
+    labels = auto_clusters(embeddings, "kmeans", max_k=min(8, max(2, len(texts) // 3))).labels
+    words = distinctive_words(texts, [int(x) for x in labels])
     names = {int(label): _name(words.get(int(label), ()), int(label)) for label in set(labels.tolist())}
-    return BoardPicture(model, ids, tuple(texts), embeddings, coords, method, tuple(int(x) for x in labels), names,
-                        encoded.runtime, closest_pair(embeddings))
+    return Groups(ids, embeddings, tuple(int(x) for x in labels), names, encoded.runtime)
 
 
-def landing(model: str, sentences: Sequence[Sentence], sentence_id: int, board: str = "") -> Landing:
+def picture(model: str, sentences: Sequence[Sentence]) -> BoardPicture:
+    """The board's picture under ``model``; computed once per model and set of sentences."""
+    return _pictures.get_or_build((model, tuple(s.id for s in sentences)), lambda: _compute(model, sentences))
+
+
+def _compute(model: str, sentences: Sequence[Sentence]) -> BoardPicture:
+    found = groups(model, sentences)
+    texts = tuple(s.text for s in sentences)
+    if not texts:
+        return BoardPicture(model, found.ids, (), found.embeddings, None, None, (), {}, "", None)
+    coords = method = None
+    if len(texts) >= MIN_MAP:
+        projection = project_2d(found.embeddings)
+        coords, method = projection.coords, projection.method
+    return BoardPicture(model, found.ids, texts, found.embeddings, coords, method, found.labels, found.names,
+                        found.runtime, closest_pair(found.embeddings))
+
+
+def landing(model: str, sentences: Sequence[Sentence], sentence_id: int) -> Landing:
     """Where sentence ``sentence_id`` landed under ``model``: its :data:`NEAREST` nearest sentences on the
-    board, and its cluster in the board's latest picture (the cluster of its nearest sentence there, if
-    the picture is older than the sentence).
-
-    Cheap on purpose: a phone's answer must not wait for a new map of the whole board (the
-    presenter's two-second refresh draws that); the board's vectors come from the embedding cache.
-    """
+    board, and its group, decided by :func:`groups` as the presenter's map is (no map is drawn for it: the
+    presenter's two-second refresh draws that, from the same groups)."""
     ids = [s.id for s in sentences]
     if sentence_id not in ids:
         raise ValueError("That sentence is no longer on the board.")
@@ -118,16 +139,9 @@ def landing(model: str, sentences: Sequence[Sentence], sentence_id: int, board: 
     text = sentences[index].text
     if len(ids) < 2:
         return Landing(text, [], None)
-    embeddings = np.asarray(encode(model, [s.text for s in sentences], fast=True).embeddings)
-    unit = normalize_rows(embeddings)
+    found = groups(model, sentences)
+    unit = normalize_rows(found.embeddings)
     sim = unit @ unit[index]  # one row of the cosine matrix: the new sentence against the board
     order = [int(i) for i in np.argsort(-sim, kind="stable") if int(i) != index]
     nearest = [(sentences[i].text, round(float(sim[i]), 3)) for i in order[:NEAREST]]
-    last = _latest.get((board, model))
-    cluster = None
-    if last is not None and last.coords is not None:
-        position = {sentence: k for k, sentence in enumerate(last.ids)}
-        anchor = sentence_id if sentence_id in position else next((ids[i] for i in order if ids[i] in position), None)
-        if anchor is not None:
-            cluster = last.cluster_names.get(last.clusters[position[anchor]])
-    return Landing(text, nearest, cluster)
+    return Landing(text, nearest, found.group_of(sentence_id))

@@ -142,9 +142,13 @@ def iter_table1(models: Sequence[str], sets: Sequence[str] | None = None, regist
             # below then read their vectors from the cache.
             texts = set_sentences(sets)
             share = ENCODING_SHARE
-            encode(model, texts, registry=registry, **encode_options,
-                   progress=lambda done, total: step(share * done / max(total, 1),
-                                                     f"{label}: {done:,} / {total:,} sentences of the {len(sets)} sets"))
+            first = encode(model, texts, registry=registry, **encode_options,
+                           progress=lambda done, total: step(share * done / max(total, 1),
+                                                             f"{label}: {done:,} / {total:,} sentences of the "
+                                                             f"{len(sets)} sets"))
+            # The sets below read this pass's vectors from the cache: the row is "from the cache" only when this
+            # pass found every sentence there (a cold run encoded 26,139 and said "every number from the cache").
+            row = replace(row, cached=first.computed == 0)
         for position, name in enumerate(sets):
             pairs = sts_set(name)
 

@@ -192,7 +192,7 @@ def send_sentence(code: str, sentence: str, request: gr.Request) -> tuple[str, d
     result = {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model, "nearest": [],
               "cluster": None}
     try:
-        landed = landing(board.model, store.sentences(board.code), added.id, board.code)
+        landed = landing(board.model, store.sentences(board.code), added.id)
         result.update(nearest=[{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest],
                       cluster=landed.cluster)
     except ValueError as exc:
@@ -219,7 +219,7 @@ def board_state(code: str) -> dict:
     board = store.get(code)
     sentences = store.sentences(board.code)
     try:
-        shown = picture(board.model, sentences, board.code)
+        shown = picture(board.model, sentences)
     except ValueError as exc:  # the board's model cannot run here now: its sentences are still the board's
         return {"code": board.code, "model": board.model, "locked": board.locked, "count": len(sentences),
                 "sentences": [{"id": s.id, "text": s.text, "cluster": None, "x": None, "y": None} for s in sentences],
@@ -252,7 +252,7 @@ def refresh(code: str | None, shown_key: str | None) -> tuple:
         if key == shown_key:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip(), shown_key
         try:
-            shown = picture(board.model, sentences, board.code)
+            shown = picture(board.model, sentences)
         except ValueError as exc:
             raise ValueError(f"The board's model cannot be used here now ({exc}); choose another model.") from None
     except ValueError as exc:

@@ -8,6 +8,8 @@ model. Embeddings are cached, so a repeated comparison returns at once.
 
 from __future__ import annotations
 
+import math
+
 import gradio as gr
 
 from ..benchmark import plots as benchmark_plots
@@ -117,11 +119,30 @@ def table_csv(table: object, dataset: object) -> dict:
 
 # --- results as table and figures ----------------------------------------------------------------
 
+FEW_PAIRS = 50  # below this a Spearman's 95% interval is wider than the gaps between the models compared
+
+
+def spearman_uncertainty(pairs: int) -> str:
+    """A warning for a Spearman on too few pairs to compare models (its 95% interval from Fisher's z, with
+    Bonett and Wright's standard error 1.03 / sqrt(n - 3) for rank correlations), else ""."""
+    if pairs >= FEW_PAIRS:
+        return ""
+    if pairs <= 3:
+        return f"With {pairs} pairs a Spearman correlation means nothing; give at least {FEW_PAIRS} pairs."
+    half = 1.96 * 1.03 / (pairs - 3) ** 0.5
+    width = math.tanh(half)  # the interval's half-width around a correlation of 0, on the correlation's scale
+    return (f"With only {pairs} pairs a Spearman is too uncertain to rank models: its 95% interval spans about "
+            f"±{width:.2f} (±{100 * width:.0f} on the x100 scale). Give at least {FEW_PAIRS} pairs to compare them.")
+
+
 def _status(pairs: ScoredPairs, keys: list[str]) -> str:
     # The score range is shown because uploads may use any scale; an outlier (e.g. 1e9) shows here.
     scores = f"gold scores {min(pairs.scores):g} to {max(pairs.scores):g}"
     intro = snippets.message(f"{pairs.name}: {len(pairs):,} scored pairs ({scores}), {len(keys)} model(s).",
                              "info")
+    few = spearman_uncertainty(len(pairs))
+    if few:
+        intro += snippets.message(few, "warning")
     if not pairs.problems:
         return intro
     return intro + snippets.notes_box(pairs.problems, title=f"Some rows of {pairs.name} were rejected",

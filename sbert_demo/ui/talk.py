@@ -210,7 +210,7 @@ def room_sentences(room: dict) -> list:
 def room_view(room: dict, sentences: list) -> tuple[str, object, object]:
     """(status HTML, GloVe's map, MiniLM's map) of ``sentences``, the room's board as just read; a map
     is None below three sentences."""
-    pictures = [picture(key, sentences, room["code"]) for key in (NAIVE, SIAMESE)]
+    pictures = [picture(key, sentences) for key in (NAIVE, SIAMESE)]
     registry = get_registry()
     figures = [None if shown.coords is None else slides._fit(
                    board_map(shown, key, f"{registry.get(key).label}: the room's {len(sentences)} sentences"),
