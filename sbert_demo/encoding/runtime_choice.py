@@ -164,7 +164,7 @@ def candidates(hardware: Hardware, onnx: bool = True) -> tuple[Candidate, ...]:
         found += [Candidate("onnx", "fp32"), Candidate("onnx", "int8")]
         if hardware.openvino:
             found.append(Candidate("openvino", "fp32"))
-            if hardware.cpu_bf16:
+            if hardware.cpu_bf16 and not hardware.cpu_amx:
                 found.append(Candidate("openvino", "bf16"))
             if hardware.nncf:
                 found.append(Candidate("openvino", "int8"))
@@ -184,6 +184,8 @@ def left_out(hardware: Hardware, onnx: bool = True) -> tuple[str, ...]:
         why.append("OpenVINO int8 left out: nncf is not installed here.")
     if hardware.onnx and hardware.openvino and not hardware.cpu_bf16:
         why.append("OpenVINO bf16 left out: this CPU has no native bf16 (emulated it is slower than fp32).")
+    elif hardware.onnx and hardware.openvino and hardware.cpu_amx:
+        why.append("OpenVINO bf16 left out: on CPUs with AMX it gave wrong vectors and crashed (OpenVINO 2026.4).")
     return tuple(why)
 
 
