@@ -248,12 +248,26 @@ def test_the_page_draws_hovers_lassoes_compares_and_exports(browser, atlas_serve
             page.wait_for_selector("#cmp-list li[data-row]")
             worst = int(page.get_attribute("#cmp-list > li", "data-row"))
             assert counts[worst] == counts.min()
-            # a deep link opens the same selection
-            link = page.url
-            again = context.new_page()
-            again.goto(link)
-            again.wait_for_selector("body[data-ready='1']")
-            assert again.inner_text("#sel-title").startswith(f"{len(expected):,} sentences selected")
+            # a deep link opens the same selection: the lasso's rows exactly, then a click in "Where they disagree"
+            def reopened() -> list[int]:
+                again = context.new_page()
+                again.goto(page.url)
+                again.wait_for_selector("body[data-ready='1']")
+                again.wait_for_selector("#selection:not([hidden])")
+                rows = again.evaluate("Array.from(atlas.state.selection)")
+                again.close()
+                return rows
+            assert reopened() == page.evaluate("Array.from(atlas.state.selection)") == expected.tolist()
+            page.click("#cmp-list > li .text")
+            clicked = sorted({int(r) for r in page.get_attribute("#cmp-list > li", "data-rows").split(",")})
+            page.wait_for_function(f"atlas.state.selection && atlas.state.selection.length === {len(clicked)}")
+            assert page.evaluate("location.hash").startswith("#rows=")
+            assert reopened() == clicked
+            odd = [[-0.6123456789, -0.5987654321], [0.5012345678, -0.7098765432], [0.6111111111, 0.4222222222],
+                   [-0.4999999999, 0.6000000001]]  # a lasso drawn by hand: the link keeps what it selected
+            page.evaluate(f"atlas.lasso(0, {odd})")
+            assert page.evaluate("location.hash").startswith("#lasso=0:")
+            assert reopened() == page.evaluate("Array.from(atlas.state.selection)")
         if phone:  # one map at a time: the second model's tab shows its map
             page.click("#tabs button:nth-child(2)")
             assert page.is_visible(".panel[data-model='1'] canvas") and not page.is_visible(".panel[data-model='0']")

@@ -506,20 +506,23 @@
   // --- selection -----------------------------------------------------------------------------------
 
   function selectLasso(m, polygon) {
+    // the rows are those inside the polygon as the link writes it (6 decimals), so the link reopens them exactly
     const started = performance.now();
-    const rows = state.views[m].inside(polygon);
-    const link = polygon.map(([x, y]) => `${x.toFixed(4)},${y.toFixed(4)}`).join(";");
-    history.replaceState(null, "", `${location.pathname}${location.search}#lasso=${m}:${link}`);
-    return select(rows, m, started);
+    const written = polygon.map(([x, y]) => [Number(x.toFixed(6)), Number(y.toFixed(6))]);
+    const rows = state.views[m].inside(written);
+    return select(rows, m, started, `lasso=${m}:${written.map(([x, y]) => `${x},${y}`).join(";")}`);
   }
 
-  async function select(rows, from = -1, started = performance.now()) {
+  // The address always names the selection shown: its lasso, or its rows (a click in "Where they disagree",
+  // a search's matches); none when nothing is selected.
+  async function select(rows, from = -1, started = performance.now(), link = null) {
     state.selection = rows && rows.length ? rows : null;
     state.from = from;
     state.mask = null;
     if (state.selection) {
       state.mask = new Uint8Array(state.meta.n);
       for (const row of rows) state.mask[row] = 1;
+      history.replaceState(null, "", `${location.pathname}${location.search}#${link || `rows=${Array.from(rows).join(",")}`}`);
     } else if (location.hash) {
       history.replaceState(null, "", `${location.pathname}${location.search}`);
     }
