@@ -9,22 +9,34 @@ must not be initialised. So here:
   ZeroGPU and returns it unchanged everywhere else (no import of ``spaces``, today's behaviour);
 * inside a decorated call :func:`inside_gpu_call` is true, and the device choice
   (:func:`sbert_demo.encoding.devices.detect_hardware`) sees the GPU; outside it sees only the CPU,
-  so start-up, warm-up and every small request run on the CPU without touching CUDA;
-* what goes to the GPU: encoding large batches (:func:`sbert_demo.encoding.encoder.encode`, the STS
-  tab, Table 1, corpus embeddings) and training (:mod:`sbert_demo.training.jobs` runs the job inside a
-  decorated generator whose events stream back, instead of its usual child process).
+  so start-up, warm-up and every small request run on the CPU without touching CUDA (``spaces``
+  patches ``torch.cuda.is_available`` to answer True outside calls: the app never asks it there);
+* what goes to the GPU (:func:`wants_gpu_call`): a visitor's large batch of a model that multiplies
+  matrices (:func:`sbert_demo.encoding.encoder.encode`: the STS tab, Table 1, corpus embeddings) and
+  training (:mod:`sbert_demo.training.jobs` runs the job inside a decorated generator whose events
+  stream back, instead of its usual child process). Never a lookup-table model (GloVe, static models,
+  WordLlama), and nothing inside :func:`on_the_cpu` (start-up, the warm-up, ``prepare``): a restart
+  spends none of the visitors' daily GPU minutes;
+* ``spaces`` pickles a call's arguments into a worker process it forks once and reuses, and re-raises
+  a worker's exception as "ZeroGPU worker error" with only its class name. So a decorated function's
+  exception travels back as a value (:class:`Raised`) and is raised again here, the app's own sentence
+  intact.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import math
 import os
-from collections.abc import Callable
+import pickle
+from collections.abc import Callable, Iterator
 
 ZERO_GPU_VARIABLE = "SPACES_ZERO_GPU"
 _inside = False
+_cpu_only: contextvars.ContextVar[bool] = contextvars.ContextVar("sbert_demo_cpu_only", default=False)
 
 
 def zero_gpu() -> bool:
@@ -37,15 +49,64 @@ def inside_gpu_call() -> bool:
     return _inside
 
 
+@contextlib.contextmanager
+def on_the_cpu() -> Iterator[None]:
+    """Work inside this block (in this thread) never asks ZeroGPU for a GPU: start-up, the warm-up and
+    ``prepare`` run on the CPU, so a restart spends no GPU call."""
+    token = _cpu_only.set(True)
+    try:
+        yield
+    finally:
+        _cpu_only.reset(token)
+
+
+def wants_gpu_call(matmul_heavy: bool, items: int, minimum: int) -> bool:
+    """Whether work on ``items`` inputs goes to a ZeroGPU call: on ZeroGPU, outside a call and outside
+    :func:`on_the_cpu`, for a model that multiplies matrices (a lookup table gains nothing on a GPU),
+    ``minimum`` inputs or more (a call costs seconds to start)."""
+    return (zero_gpu() and not inside_gpu_call() and not _cpu_only.get() and matmul_heavy
+            and items >= minimum)
+
+
+class Raised:
+    """An exception raised inside a GPU call, carried back as a value (``spaces`` would keep only its class
+    name). A copy that cannot be pickled keeps its sentence as a RuntimeError."""
+
+    def __init__(self, error: BaseException) -> None:
+        try:
+            pickle.loads(pickle.dumps(error))
+            self.error: BaseException = error
+        except Exception:
+            self.error = RuntimeError(f"{type(error).__name__}: {error}")
+
+
+_STARTED_IN = os.getpid()
+
+
+def _forked_worker() -> None:
+    """In the worker ``spaces`` forked: one CPU thread for torch. The app's process ran torch's OpenMP threads
+    before the fork (the warm-up, small requests), and GNU OpenMP is not fork-safe: the worker's first parallel
+    region on the CPU (a large copy back from the GPU) would wait for threads that do not exist. With one
+    thread torch never enters one; on the GPU the CPU only tokenizes and copies."""
+    if os.getpid() != _STARTED_IN:
+        import torch
+
+        torch.set_num_threads(1)
+
+
 def _scoped(function: Callable) -> Callable:
-    """``function`` with :func:`inside_gpu_call` true while it runs (in the process ``spaces`` forks)."""
+    """``function`` as it runs in the process ``spaces`` forks: :func:`inside_gpu_call` true while it runs,
+    an exception returned (or yielded) as :class:`Raised`."""
     if inspect.isgeneratorfunction(function):
         @functools.wraps(function)
         def generator(*args, **kwargs):
             global _inside
+            _forked_worker()
             _inside = True
             try:
                 yield from function(*args, **kwargs)
+            except Exception as error:
+                yield Raised(error)
             finally:
                 _inside = False
 
@@ -54,12 +115,39 @@ def _scoped(function: Callable) -> Callable:
     @functools.wraps(function)
     def call(*args, **kwargs):
         global _inside
+        _forked_worker()
         _inside = True
         try:
             return function(*args, **kwargs)
+        except Exception as error:
+            return Raised(error)
         finally:
             _inside = False
 
+    return call
+
+
+def _unwrapped(decorated: Callable) -> Callable:
+    """``decorated`` (a ``spaces.GPU`` function) with a :class:`Raised` value raised again in this process."""
+    if inspect.isgeneratorfunction(decorated):
+        @functools.wraps(decorated)
+        def generator(*args, **kwargs):
+            for item in decorated(*args, **kwargs):
+                if isinstance(item, Raised):
+                    raise item.error
+                yield item
+
+        generator.zerogpu = getattr(decorated, "zerogpu", None)
+        return generator
+
+    @functools.wraps(decorated)
+    def call(*args, **kwargs):
+        value = decorated(*args, **kwargs)
+        if isinstance(value, Raised):
+            raise value.error
+        return value
+
+    call.zerogpu = getattr(decorated, "zerogpu", None)
     return call
 
 
@@ -72,6 +160,6 @@ def gpu_function(duration: int | Callable[..., float]) -> Callable[[Callable], C
         import spaces
 
         asked = duration if not callable(duration) else (lambda *a, **k: max(10, math.ceil(duration(*a, **k))))
-        return spaces.GPU(duration=asked)(_scoped(function))
+        return _unwrapped(spaces.GPU(duration=asked)(_scoped(function)))
 
     return decorate

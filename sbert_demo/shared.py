@@ -172,6 +172,15 @@ class BoundedCache(Generic[K, V]):
                 self.put(key, value)
             return value
 
+    def rebuild(self, key: K, build: Callable[[], V]) -> V:
+        """``build()`` stored in place of what ``key`` holds (once at a time per key; readers keep the old
+        value until the new one is ready)."""
+        with self._building.hold(key):
+            value = build()
+            if value is not None:
+                self.put(key, value)
+            return value
+
     def pop(self, key: K, default: V | None = None) -> V | None:
         with self._lock:
             item = self._items.pop(key, None)

@@ -297,7 +297,8 @@ def test_per_token_scaling_keeps_the_product_and_rescues_the_other_tokens(tmp_pa
                                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, None, 64])],
                                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, None, 16])],
                                   [numpy_helper.from_array(weight, "W")])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        imports = [helper.make_opsetid("", opset)]  # the IR version the opset needs, which every ONNX Runtime reads
+        model = helper.make_model(graph, opset_imports=imports, ir_version=helper.find_min_ir_version_for(imports))
         if per_token:
             onnx_export._scale_per_token(model, ["down"])
         path = str(tmp_path / name)

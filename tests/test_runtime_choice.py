@@ -179,3 +179,68 @@ def test_the_share_of_texts_already_cached_is_known_without_loading(tiny_sbert_i
     assert cached_share("glove-6b-50d", TEXTS[:2]) == 1.0
     assert cached_share("glove-6b-50d", [*TEXTS[:2], "an unseen sentence about nothing"]) == pytest.approx(2 / 3)
     assert cached_share(tiny_sbert_in_models, TEXTS) is None and measuring == []  # would have to measure first
+
+
+def _clocked(seconds_per_call: float, busy: dict) -> runtime_choice.Embed:
+    """A candidate that takes ``seconds_per_call`` (more while ``busy`` says the machine is busy), with real
+    vectors (the same for every candidate)."""
+    import time
+
+    def embed(texts: list[str]) -> np.ndarray:
+        busy["calls"] += 1
+        time.sleep(seconds_per_call + (busy["extra"] if busy["calls"] in busy["window"] else 0.0))
+        vectors = np.array([[len(t), t.count(" ") + 1.0, sum(map(ord, t)) % 97 + 1.0] for t in texts])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    return embed
+
+
+def test_a_busy_moment_hits_every_candidate_alike_and_the_faster_one_wins() -> None:
+    # ONNX Runtime fp32 is twice as fast as PyTorch fp32; the machine is busy for the 3rd to 5th call. Timed one
+    # after another (warm-up, first, again for each), the busy moment fell on ONNX Runtime's timed calls and
+    # PyTorch won; in interleaved rounds it hits both, and each one's best round decides.
+    busy = {"calls": 0, "extra": 0.15, "window": range(3, 6)}
+    fp32, onnx = Candidate("torch", "fp32"), Candidate("onnx", "fp32")
+    runs = {fp32: lambda: _clocked(0.04, busy), onnx: lambda: _clocked(0.02, busy)}
+    decision = runtime_choice.measure(runs)
+    timed = {m.candidate: m for m in decision.measured}
+    assert busy["calls"] == 2 + 2 * (1 + runtime_choice.ROUNDS) + 2 * runtime_choice.EXTRA_ROUNDS  # shaky rounds
+    assert decision.lossless == onnx and decision.fast == onnx
+    assert len(timed[onnx].rounds) == runtime_choice.ROUNDS + runtime_choice.EXTRA_ROUNDS
+    assert timed[onnx].warm > 1.5 * timed[fp32].warm and timed[onnx].drift < 1e-9
+    assert not decision.unsure(False) and "ahead of PyTorch fp32" in decision.verdict(False)
+    assert decision.decided[:4].isdigit() and runtime_choice.Decision.from_json(decision.as_json()) == decision
+
+
+def test_a_margin_inside_the_rounds_spread_is_unsure_and_measuring_again_joins_the_rounds() -> None:
+    fp32 = Measured(Candidate("torch", "fp32"), cold=100, warm=120, rounds=(120, 80, 100))
+    onnx = Measured(Candidate("onnx", "fp32"), cold=105, warm=125, drift=0.001, rounds=(125, 110, 124))
+    first = runtime_choice.Decision(pick((fp32, onnx), False), pick((fp32, onnx), True), (fp32, onnx))
+    runner_up, margin, spread = first.margin(False)
+    assert first.lossless == onnx.candidate and runner_up == fp32.candidate
+    assert 0 < margin < spread == pytest.approx(1 / 6) and first.unsure(False)  # its best two rounds: 120, 100
+    assert first.verdict(False).endswith("unsure: measured again when the app is idle")
+    quiet = (Measured(fp32.candidate, cold=110, warm=118, rounds=(118, 117, 116)),
+             Measured(onnx.candidate, cold=190, warm=240, drift=0.002, rounds=(240, 236, 238)))
+    again = first.joined(runtime_choice.Decision(fp32.candidate, fp32.candidate, quiet, decided="2026-11-27T15:00:00+00:00"))
+    joined = {m.candidate: m for m in again.measured}
+    assert joined[onnx.candidate].rounds == (125, 110, 124, 240, 236, 238) and joined[onnx.candidate].warm == 240
+    assert joined[onnx.candidate].drift == 0.002 and again.lossless == onnx.candidate and not again.unsure(False)
+    assert again.decided == "2026-11-27T15:00:00+00:00"
+
+
+def test_an_unsure_decision_is_measured_again_when_idle(tiny_sbert_in_models, measuring, monkeypatch) -> None:
+    from sbert_demo.encoding import remeasure
+
+    encode(tiny_sbert_in_models, TEXTS, use_cache=False)
+    first = model_cache.kept_decision(tiny_sbert_in_models)
+    assert measuring == [1] and first is not None
+    monkeypatch.setattr(runtime_choice.Decision, "unsure", lambda self, fast: len(self.measured[0].rounds) < 6)
+    asked = []
+    verdicts = remeasure.remeasure_when_idle([tiny_sbert_in_models, "glove-6b-50d"],
+                                             idle=lambda: asked.append(1) or len(asked) > 1)
+    assert measuring == [1, 1] and len(asked) == 2  # waited for an idle machine, then measured once: now sure
+    again = model_cache.kept_decision(tiny_sbert_in_models)
+    assert len(again.measured[0].rounds) == 2 * len(first.measured[0].rounds)
+    assert list(verdicts) == [tiny_sbert_in_models] and verdicts[tiny_sbert_in_models].startswith("lossless ")
+    assert remeasure.unsure([tiny_sbert_in_models]) == []

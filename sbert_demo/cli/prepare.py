@@ -25,10 +25,13 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         get_registry().get(key)  # a typo stops here, with exit status 2
     started = time.perf_counter()
     print(f"Preparing {', '.join(keys)} and UMAP on this machine (once; later starts reuse it)", file=sys.stderr)
-    prepared, umap_s = prepare(keys, say=lambda what: print(f"  {what}", file=sys.stderr))
+    prepared, umap_s = prepare(keys, say=lambda what: print(f"  {what}", file=sys.stderr), remeasure=args.remeasure)
     rows = [[p.key, f"{p.seconds:.1f}", p.lossless or "-", p.fast or "-", p.error or ""] for p in prepared]
     print(format_table(["model", "seconds", "reported numbers (lossless)", "Explore (fast)", "not ready because"],
                        rows))
+    for p in prepared:  # which runtime won each path, by what margin, how sure
+        if p.lossless_verdict:
+            print(f"{p.key}: lossless {p.lossless_verdict}\n{p.key}: fast {p.fast_verdict}")
     print(f"UMAP compiled in {umap_s:.1f} s; models ready in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
     problems: list[str] = []
     if args.talk:
@@ -48,6 +51,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("prepare", help="get this machine ready once: runtimes measured, ONNX artefacts "
                                                  "built, models joined, UMAP compiled (scripts/setup.sh runs it)")
     parser.add_argument("--models", help=f"comma-separated registry keys (default: {','.join(FIRST_MODELS)})")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="time each transformer's CPU runtimes again (on a quiet machine), the new rounds added "
+                             "to the kept ones; the app also does this by itself when a decision was unsure")
     parser.add_argument("--no-talk", dest="talk", action="store_false",
                         help="skip rehearsing the presenter view (its steps are then computed when first shown)")
     parser.set_defaults(run=cmd_prepare)

@@ -125,7 +125,7 @@ def _probe_embed(loaded: LoadedModel) -> runtime_choice.Embed:
     return embed
 
 
-def _decision(entry: ModelEntry, identity: str, notify: Notify | None) -> runtime_choice.Decision:
+def _decision(entry: ModelEntry, identity: str, notify: Notify | None, again: bool = False) -> runtime_choice.Decision:
     hardware = devices.detect_hardware()
 
     def timed(candidate: runtime_choice.Candidate) -> runtime_choice.Embed:
@@ -146,16 +146,36 @@ def _decision(entry: ModelEntry, identity: str, notify: Notify | None) -> runtim
                 backend = measured.candidate.backend
                 model_cache().pop(f"{identity}:{'cpu' if backend == 'torch' else backend}:{measured.candidate.precision}")
 
-    return runtime_choice.decided(settings().cache_dir, hardware, identity, entry.label, runs, notify, forget_losers)
+    return runtime_choice.decided(settings().cache_dir, hardware, identity, entry.label, runs, notify, forget_losers,
+                                  again=again)
 
 
 def runtime_decision(model: ModelEntry | str | loading.ResolvedModel, registry: Registry | None = None,
-                     notify: Notify | None = None) -> runtime_choice.Decision:
-    """The runtimes measured for a local transformer on this machine (measured now if never before)."""
+                     notify: Notify | None = None, again: bool = False) -> runtime_choice.Decision:
+    """The runtimes measured for a local transformer on this machine (measured now if never before;
+    ``again``: measured now, the new rounds added to the kept ones)."""
     entry, _, identity = loading.resolve(model, registry)
     if identity is None or not kind_of(entry).matmul_heavy:
         raise ValueError(f"{entry.label} has no local transformer to time.")
-    return _decision(entry, identity, notify)
+    return _decision(entry, identity, notify, again)
+
+
+def measures_runtime(model: ModelEntry | str | loading.ResolvedModel, registry: Registry | None = None) -> bool:
+    """Whether ``model``'s CPU runtime here is chosen by measuring (a local transformer on the CPU, every
+    setting on "auto" and ``SBERT_DEMO_RUNTIME_CHOICE=measure``)."""
+    entry, _, identity = loading.resolve(model, registry)
+    kind = kind_of(entry)
+    choice = devices.current(matmul_heavy=kind.matmul_heavy, backend=None if kind.onnx else "torch")
+    return _measured(choice, kind.matmul_heavy, identity, None, None)
+
+
+def kept_decision(model: ModelEntry | str | loading.ResolvedModel,
+                  registry: Registry | None = None) -> runtime_choice.Decision | None:
+    """The runtime decision kept for a local transformer on this machine, or None; never measures."""
+    entry, _, identity = loading.resolve(model, registry)
+    if identity is None or not kind_of(entry).matmul_heavy:
+        return None
+    return runtime_choice.kept(settings().cache_dir, devices.detect_hardware(), identity)
 
 
 def _remember_failure(entry: ModelEntry, identity: str, precision: str, exc: Exception) -> None:
@@ -263,3 +283,35 @@ def _load_openvino(entry: ModelEntry, status, identity: str, choice: devices.Dev
         if "could not be loaded" in str(exc):
             raise
         return load(entry, registry, precision, fast, notify, backend)
+
+
+def runtime_summary(model: ModelEntry | str | loading.ResolvedModel, registry: Registry | None = None) -> str:
+    """What a model runs on here, for the Models tab, read from the kept decision (never measures), e.g.
+    "numbers: ONNX Runtime fp32; maps: OpenVINO int8, 812 sentences/s (2.41x PyTorch fp32); measured
+    2026-11-27"."""
+    try:
+        resolved = loading.resolve(model, registry)
+    except ValueError:  # not available here: the table says why in its own column
+        return ""
+    entry, status, identity = resolved
+    if not kind_of(entry).matmul_heavy:
+        return "PyTorch fp32 (a look-up and an average: nothing to speed up)"
+    if not measures_runtime(resolved, registry):
+        lossless = runtime_for(entry, identity).runtime
+        fast = runtime_for(entry, identity, fast=True).runtime
+        return f"numbers: {lossless}" + ("" if fast == lossless else f"; maps: {fast}") + " (as set, not measured)"
+    decision = kept_decision(resolved, registry)
+    if decision is None:
+        return "measured on first use (python -m sbert_demo prepare does it ahead)"
+    lossless, fast = decision.for_path(False), decision.for_path(True)
+
+    def rated(candidate: runtime_choice.Candidate) -> str:
+        rate, speedup = decision.rate(candidate.name), decision.speedup(candidate.name)
+        return (f"{candidate.label}" + (f", {rate:,.0f} sentences/s" if rate else "")
+                + (f" ({speedup:.2f}x {runtime_choice.REFERENCE.label})" if speedup and candidate != runtime_choice.REFERENCE
+                   else ""))
+
+    unsure = decision.unsure(False) or decision.unsure(True)
+    return (f"numbers: {rated(lossless)}" + ("" if fast == lossless else f"; maps: {rated(fast)}")
+            + (f"; measured {decision.decided[:10]}" if decision.decided else "")
+            + ("; unsure: measured again when idle" if unsure else ""))

@@ -10,13 +10,23 @@ the CPU times every candidate runtime on this machine:
   bf16, ONNX Runtime fp32;
 * **fast** (Explore): the same, and ONNX Runtime int8.
 
-Each candidate embeds a probe of 192 sentences, half typed ones (the app's example sets) and half
-benchmark ones (STSb dev): 64 to warm up, then the other 128 twice, timed; its score is the time of those two calls (the first one pays
-for input shapes it has not seen, which PyTorch bf16 pays dearly for; the second does not). A
-candidate must keep the numbers: every pairwise cosine of the timed sentences (a cross-encoder: its
-score of each sentence with the next) within :data:`MAX_DRIFT` of PyTorch fp32's (ONNX artefacts pass their own, stricter checks when built,
+Each candidate embeds a probe of sentences, half typed ones (the app's example sets) and half benchmark
+ones (STSb dev): 64 to warm up, then 128 timed, in **interleaved rounds** (A B C … A B C …, every
+candidate loaded first), so that a moment when the machine is busy hits every candidate alike instead
+of ruining one. Its first timed round pays for input shapes it has not seen (which PyTorch bf16 pays
+dearly for), the others do not; its score is the time of its first round plus that of its *best* later
+round (as ``timeit`` counts: the best round is the one least disturbed; its **spread** is how far the
+second best is from it). A candidate whose later rounds disagree by more than half is timed again,
+beside the others. A candidate must keep the numbers: every
+pairwise cosine of the timed sentences (a cross-encoder: its score of each sentence with the next)
+within :data:`MAX_DRIFT` of PyTorch fp32's (ONNX artefacts pass their own, stricter checks when built,
 :mod:`.onnx_export`). The fastest candidate that keeps them wins each path. Candidates that cannot
 run (no onnxruntime, an artefact that fails its check) are left out, with the reason kept.
+
+A path whose winner beat the runner-up by less than their rounds' spread is **unsure**: it is used, and
+measured again when the app is idle (:func:`remeasure`; never during a visitor's request), the new
+rounds added to the old ones (each candidate's best round kept), until the margin is larger than the
+spread. ``python -m sbert_demo prepare --remeasure`` measures again on demand.
 
 The decision is kept in ``<cache>/runtime/<machine>/<model identity>.json`` and in memory: the
 machine is the CPU model, the flags that matter, the thread count and the torch and onnxruntime
@@ -45,8 +55,8 @@ from .devices import Hardware
 
 logger = logging.getLogger(__name__)
 
-FORMAT = "5"  # bump when the measurement or a candidate changes: older decisions are measured again
-# "5": the OpenVINO candidates
+FORMAT = "6"  # bump when the measurement or a candidate changes: older decisions are measured again
+# "5": the OpenVINO candidates; "6": interleaved rounds (spread, unsure paths, the date), no OpenVINO bf16 on AMX
 # The largest change of any of the 8,128 pairwise cosines of the timed sentences against PyTorch fp32.
 # What it stands for is STSb Spearman within 0.3 (fast) and 0.05 (lossless). Measured (Xeon, VNNI):
 # mpnet int8 with 8-bit weights 0.064 at Spearman +0.06 to +0.23, with every matrix in int8 0.217 at +0.47;
@@ -81,19 +91,36 @@ REFERENCE = Candidate("torch", "fp32")
 
 @dataclass(frozen=True)
 class Measured:
-    """One candidate on the probe: sentences/s on its first call with unseen sentences and on the same
-    call again, the largest pairwise-cosine change against PyTorch fp32, or why it could not run."""
+    """One candidate on the probe: sentences/s on its first timed round (input shapes it has not seen) and on
+    each later round, the largest pairwise-cosine change against PyTorch fp32, or why it could not run."""
 
     candidate: Candidate
     cold: float = 0.0
-    warm: float = 0.0
+    warm: float = 0.0  # the best later round
     drift: float = 0.0
     refused: str | None = None
+    rounds: tuple[float, ...] = ()  # every later round's rate, in the order timed
 
     @property
     def seconds(self) -> float:
-        """The score: the time of the two timed calls for one sentence each (lower is faster)."""
+        """The score: the time of the first round and of the best later one for one sentence each (lower is
+        faster)."""
         return 1 / self.cold + 1 / self.warm if self.cold and self.warm else float("inf")
+
+    @property
+    def spread(self) -> float:
+        """How far its best round may be from the truth: (best - second best) / best over its later rounds (a
+        round slowed by a busy moment does not count; two best rounds that agree do), 1 for a single round."""
+        best = sorted(self.rounds, reverse=True)[:2]
+        return (best[0] - best[1]) / best[0] if len(best) == 2 and best[0] else 1.0
+
+    def joined(self, other: Measured) -> Measured:
+        """Both measurements' rounds together (the best of each kept): what measuring again adds."""
+        if self.refused or other.refused:
+            return other if self.refused else self
+        rounds = self.rounds + other.rounds
+        return Measured(self.candidate, max(self.cold, other.cold), max(rounds, default=0.0),
+                        max(self.drift, other.drift), None, rounds)
 
 
 @dataclass(frozen=True)
@@ -105,13 +132,14 @@ class Decision:
     sentences: int = 0
     seconds: float = 0.0  # the measurement's wall time, loading included
     notes: tuple[str, ...] = field(default=())
+    decided: str = ""  # when it was measured (ISO 8601, UTC)
 
     def for_path(self, fast: bool) -> Candidate:
         return self.fast if fast else self.lossless
 
     def rate(self, name: str) -> float | None:
-        """Sentences/s of the candidate ``name`` ("torch-bf16" ...) on the probe, both timed calls
-        together; None where it was not measured or could not run."""
+        """Sentences/s of the candidate ``name`` ("torch-bf16" ...) on the probe, its first and best later
+        round together; None where it was not measured or could not run."""
         found = next((m for m in self.measured if m.candidate.name == name and m.refused is None), None)
         return None if found is None or found.seconds == float("inf") else 2 / found.seconds
 
@@ -121,6 +149,41 @@ class Decision:
         rate, reference = self.rate(name), self.rate(over)
         return None if rate is None or reference is None else rate / reference
 
+    def margin(self, fast: bool) -> tuple[Candidate | None, float, float]:
+        """(the runner-up on the path, by how much the winner beat it, the larger spread of the two's rounds),
+        e.g. (ONNX Runtime fp32, 0.31, 0.04): 31% faster, rounds within 4%. No runner-up: (None, inf, 0)."""
+        path = "fast" if fast else "lossless"
+        allowed = sorted(_allowed(self.measured, path), key=lambda m: m.seconds)
+        if len(allowed) < 2:
+            return None, float("inf"), 0.0
+        winner, runner_up = allowed[0], allowed[1]
+        return (runner_up.candidate, runner_up.seconds / winner.seconds - 1,
+                max(winner.spread, runner_up.spread))
+
+    def unsure(self, fast: bool) -> bool:
+        """Whether the path's winner beat the runner-up by less than their rounds disagree."""
+        _, margin, spread = self.margin(fast)
+        return margin < spread
+
+    def verdict(self, fast: bool) -> str:
+        """One sentence for the path, e.g. "OpenVINO int8, 2.4x PyTorch fp32; 18% ahead of ONNX Runtime int8,
+        rounds within 3%: sure"."""
+        chosen = self.for_path(fast)
+        speedup = self.speedup(chosen.name)
+        runner_up, margin, spread = self.margin(fast)
+        said = f"{chosen.label}" + (f", {speedup:.2f}x {REFERENCE.label}" if speedup and chosen != REFERENCE else "")
+        if runner_up is None:
+            return f"{said}: the only candidate that keeps the numbers"
+        sure = "unsure: measured again when the app is idle" if margin < spread else "sure"
+        return f"{said}; {margin:.0%} ahead of {runner_up.label}, rounds within {spread:.0%}: {sure}"
+
+    def joined(self, other: Decision) -> Decision:
+        """This decision's rounds and ``other``'s together, picked again (``other``'s machine and date)."""
+        mine = {m.candidate: m for m in self.measured}
+        measured = tuple(mine[m.candidate].joined(m) if m.candidate in mine else m for m in other.measured)
+        return Decision(pick(measured, fast=False), pick(measured, fast=True), measured, other.machine,
+                        other.sentences, self.seconds + other.seconds, other.notes, other.decided)
+
     def summary(self) -> str:
         """One line per candidate, for logs and ``bench/encode.py``."""
         lines = []
@@ -129,15 +192,16 @@ class Decision:
             if m.refused:
                 lines.append(f"{m.candidate.label:<18} not used: {m.refused}")
             else:
-                lines.append(f"{m.candidate.label:<18} {m.cold:8.1f} sent/s unseen, {m.warm:8.1f} again, "
-                             f"similarities within {m.drift:.3f} of fp32"
+                lines.append(f"{m.candidate.label:<18} {m.cold:8.1f} sent/s unseen, {m.warm:8.1f} best of "
+                             f"{len(m.rounds)} again (spread {m.spread:.0%}), similarities within {m.drift:.3f} of fp32"
                              + (f"  <- {' and '.join(chosen)}" if chosen else ""))
         return "\n".join(lines)
 
     def as_json(self) -> dict:
         return {"format": FORMAT, "lossless": asdict(self.lossless), "fast": asdict(self.fast),
                 "measured": [{**asdict(m), "candidate": asdict(m.candidate)} for m in self.measured],
-                "machine": self.machine, "sentences": self.sentences, "seconds": self.seconds}
+                "machine": self.machine, "sentences": self.sentences, "seconds": self.seconds,
+                "decided": self.decided}
 
     @classmethod
     def from_json(cls, data: dict) -> Decision | None:
@@ -145,9 +209,10 @@ class Decision:
         try:
             if data.get("format") != FORMAT:
                 return None
-            measured = tuple(Measured(**{**m, "candidate": Candidate(**m["candidate"])}) for m in data["measured"])
+            measured = tuple(Measured(**{**m, "candidate": Candidate(**m["candidate"]),
+                                         "rounds": tuple(m.get("rounds") or ())}) for m in data["measured"])
             return cls(Candidate(**data["lossless"]), Candidate(**data["fast"]), measured, data["machine"],
-                       int(data["sentences"]), float(data["seconds"]))
+                       int(data["sentences"]), float(data["seconds"]), decided=str(data.get("decided", "")))
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
@@ -189,6 +254,11 @@ def left_out(hardware: Hardware, onnx: bool = True) -> tuple[str, ...]:
     return tuple(why)
 
 
+def _allowed(measured: tuple[Measured, ...], path: str) -> list[Measured]:
+    return [m for m in measured if m.refused is None and m.drift <= MAX_DRIFT[path]
+            and (path == "fast" or m.candidate.lossless)]
+
+
 def pick(measured: tuple[Measured, ...], fast: bool) -> Candidate:
     """The fastest candidate that keeps the numbers for the path (the reference when none is faster).
 
@@ -197,9 +267,7 @@ def pick(measured: tuple[Measured, ...], fast: bool) -> Candidate:
     >>> pick((a, b), fast=True).name, pick((a, b), fast=False).name
     ('onnx-int8', 'torch-fp32')
     """
-    path = "fast" if fast else "lossless"
-    allowed = [m for m in measured if m.refused is None and m.drift <= MAX_DRIFT[path]
-               and (fast or m.candidate.lossless)]
+    allowed = _allowed(measured, "fast" if fast else "lossless")
     return min(allowed, key=lambda m: m.seconds).candidate if allowed else REFERENCE
 
 
@@ -232,6 +300,9 @@ def decision_file(cache_dir: Path, machine: str, identity: str) -> Path:
 
 
 WARM_UP, TIMED = 64, 128  # probe sentences: 2 batches to warm up, then 4 timed (an even share for each core)
+ROUNDS = 3  # timed rounds after the first (unseen shapes), every candidate in turn
+EXTRA_ROUNDS = 2  # more, for candidates whose rounds disagreed by more than half (a busy moment)
+DISAGREE = 0.5
 
 
 def probe_sentences() -> tuple[list[str], list[str]]:
@@ -260,35 +331,63 @@ Embed = Callable[[list[str]], np.ndarray]  # texts -> L2-normalised vectors (a p
 
 
 def measure(runs: dict[Candidate, Callable[[], Embed]], notify: Callable[[str], None] | None = None,
-            machine: str = "") -> Decision:
-    """Time each candidate (``runs[c]()`` loads it and returns its embedding function) on the probe."""
+            machine: str = "", rounds: int = ROUNDS) -> Decision:
+    """Time each candidate (``runs[c]()`` loads it and returns its embedding function) on the probe, in
+    interleaved rounds: all loaded and warmed up first, then round after round each candidate in turn."""
+    from datetime import datetime, timezone
+
     started = time.perf_counter()
     warm_up, timed = probe_sentences()
-    reference: np.ndarray | None = None
-    measured = []
+    embeds: dict[Candidate, Embed] = {}
+    refused: dict[Candidate, str] = {}
     for candidate, load in runs.items():
         if notify:
-            notify(f"Timing {candidate.label} on {len(timed)} sentences (once per machine and model version)")
+            notify(f"Loading {candidate.label} to time it (once per machine and model version)")
         try:
-            embed = load()
-            embed(warm_up)
-            first_started = time.perf_counter()
-            vectors = embed(timed)
-            cold = len(timed) / (time.perf_counter() - first_started)
-            again_started = time.perf_counter()
-            embed(timed)
-            warm = len(timed) / (time.perf_counter() - again_started)
+            embeds[candidate] = load()
+            embeds[candidate](warm_up)
         except Exception as exc:  # no artefact, a failed check, a missing runtime: not a candidate here
-            measured.append(Measured(candidate, refused=str(exc) or type(exc).__name__))
+            refused[candidate] = str(exc) or type(exc).__name__
+    rates: dict[Candidate, list[float]] = {c: [] for c in embeds}
+    outputs: dict[Candidate, np.ndarray] = {}
+
+    def one_round(who: list[Candidate], number: int) -> None:
+        if notify:
+            notify(f"Timing {len(who)} runtimes on {len(timed)} sentences, round {number} (each in turn)")
+        for candidate in who:
+            if candidate in refused:
+                continue
+            try:
+                round_started = time.perf_counter()
+                vectors = embeds[candidate](timed)
+                rates[candidate].append(len(timed) / (time.perf_counter() - round_started))
+                outputs.setdefault(candidate, vectors)
+            except Exception as exc:
+                refused[candidate] = str(exc) or type(exc).__name__
+
+    order = list(embeds)
+    for number in range(1, rounds + 2):  # the first round: unseen shapes; then ``rounds`` again
+        one_round(order if number % 2 else order[::-1], number)  # alternate the order: none always goes first
+    shaky = [c for c in order if c not in refused and len(rates[c]) > 2
+             and (max(rates[c][1:]) - min(rates[c][1:])) / max(rates[c][1:]) > DISAGREE]
+    for extra in range(EXTRA_ROUNDS if shaky else 0):  # a busy moment: those again, beside the others
+        one_round(order, rounds + 2 + extra)
+    reference = None
+    measured = []
+    for candidate in runs:
+        if candidate in refused or candidate not in outputs:
+            measured.append(Measured(candidate, refused=refused.get(candidate, "it did not run")))
             continue
+        vectors = outputs[candidate]
         similarities = vectors @ vectors.T if vectors.ndim == 2 else vectors  # a pair scorer's scores as they are
         if reference is None:
             reference = similarities  # the first candidate that runs is PyTorch fp32, the reference
-        drift = float(np.max(np.abs(similarities - reference)))
-        measured.append(Measured(candidate, cold=cold, warm=warm, drift=drift))
+        later = tuple(rates[candidate][1:])
+        measured.append(Measured(candidate, cold=rates[candidate][0], warm=max(later, default=0.0),
+                                 drift=float(np.max(np.abs(similarities - reference))), rounds=later))
     measured = tuple(measured)
     return Decision(pick(measured, fast=False), pick(measured, fast=True), measured, machine, len(timed),
-                    time.perf_counter() - started)
+                    time.perf_counter() - started, decided=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
 def _without_threads(machine: str) -> str:
@@ -328,27 +427,45 @@ decisions: BoundedCache[tuple[str, str, str], Decision] = BoundedCache("runtime 
 def decided(cache_dir: Path, hardware: Hardware, identity: str, label: str,
             runs: Callable[[], dict[Candidate, Callable[[], Embed]]],
             notify: Callable[[str], None] | None = None,
-            measured: Callable[[Decision], None] | None = None) -> Decision:
+            measured: Callable[[Decision], None] | None = None, again: bool = False) -> Decision:
     """The decision for the model ``identity`` on this machine: from memory, from the cache folder, or
-    measured now (once, however many ask at the same moment) and stored; ``measured`` hears a new one."""
+    measured now (once, however many ask at the same moment) and stored; ``measured`` hears a new one.
+    ``again``: measured now whatever is kept, its rounds added to the kept decision's (:meth:`Decision.joined`)."""
     machine = machine_identity(hardware)
     path = decision_file(cache_dir, machine, identity)
+    key = (str(cache_dir), machine, identity)
 
     def build() -> Decision:
         stored = _read(path)
-        if stored is not None and stored.machine == machine:
+        stored = stored if stored is not None and stored.machine == machine else None
+        if stored is not None and not again:
             return stored
         if notify:
-            notify(f"Choosing the fastest runtime for {label} on this CPU (once per machine and model version)")
+            notify(f"{'Measuring again' if again else 'Choosing'} the fastest runtime for {label} on this CPU"
+                   f"{'' if again else ' (once per machine and model version)'}")
         decision = measure(runs(), notify, machine)
+        if stored is not None:
+            decision = stored.joined(decision)
         try:
             _write(path, decision)
         except OSError as exc:  # a read-only cache folder: measured again after a restart
             logger.warning("The runtime decision for %s could not be stored: %s", label, exc)
-        logger.info("Runtime for %s on %s: lossless %s, fast %s (measured in %.1f s)\n%s", label, machine,
-                    decision.lossless.label, decision.fast.label, decision.seconds, decision.summary())
+        logger.info("Runtime for %s on %s (measured in %.1f s):\n  lossless: %s\n  fast: %s\n%s", label, machine,
+                    decision.seconds, decision.verdict(False), decision.verdict(True), decision.summary())
         if measured:
             measured(decision)
         return decision
 
-    return decisions.get_or_build((str(cache_dir), machine, identity), build)
+    if again:
+        return decisions.rebuild(key, build)
+    return decisions.get_or_build(key, build)
+
+
+def kept(cache_dir: Path, hardware: Hardware, identity: str) -> Decision | None:
+    """The decision in memory or in the cache folder for ``identity`` on this machine; never measures."""
+    machine = machine_identity(hardware)
+    found = decisions.get((str(cache_dir), machine, identity))
+    if found is not None:
+        return found
+    stored = _read(decision_file(cache_dir, machine, identity))
+    return stored if stored is not None and stored.machine == machine else None

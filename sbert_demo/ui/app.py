@@ -73,6 +73,7 @@ def configure_queue(demo: gr.Blocks) -> gr.Blocks:
 
 
 def _warm_up() -> None:
+    from ..encoding.remeasure import remeasure_when_idle
     from ..explore.prepare import prepare
     from ..hub import hub_reachable
 
@@ -91,6 +92,8 @@ def _warm_up() -> None:
                 logger.info("Warm-up: %s is not ready: %s", model.key, model.error)
         logger.info("Warm-up finished in the background: %s ready; UMAP compiled (%.1f s).",
                     ", ".join(f"{m.key} ({m.seconds:.1f} s)" for m in prepared if not m.error), umap_s or 0.0)
+        # a runtime decision made while the machine was busy is measured again once it is idle
+        remeasure_when_idle([m.key for m in prepared if not m.error])
     except Exception:  # a failed warm-up only means the first request does the loading itself
         logger.exception("Background warm-up failed")
 
@@ -131,9 +134,12 @@ def draw_first_page() -> float | None:
     if not prepared_here():
         logger.info("This machine is not prepared (python -m sbert_demo prepare): it is made ready in the background.")
         return None
+    from ..gpu import on_the_cpu
+
     started = time.perf_counter()
     try:
-        draw_default_page()
+        with on_the_cpu():  # start-up never asks ZeroGPU for a GPU
+            draw_default_page()
     except Exception:  # never stops the app from starting; the first request then computes it
         logger.exception("Drawing the default Explore page before serving failed")
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ..encoding.model_cache import runtime_summary
 from ..models.entries import POOLINGS
 from ..models.info import looks_like_sentence_transformer, registry_rows
 from ..models.kinds import kind_of
@@ -16,7 +17,7 @@ from . import snippets
 from .common import action, user_errors
 from .model_select import Refresher
 
-HEADERS = ["key", "label", "family", "kind", "dimension", "available", "loads from / why not"]
+HEADERS = ["key", "label", "family", "kind", "dimension", "available", "loads from / why not", "runs here on"]
 POOLING_CHOICES = [("mean of token vectors", "mean"), ("[CLS] token", "cls"), ("max over tokens", "max")]
 assert [value for _, value in POOLING_CHOICES] == list(POOLINGS)
 
@@ -26,7 +27,7 @@ assert [value for _, value in POOLING_CHOICES] == list(POOLINGS)
 @user_errors
 def list_models() -> dict:
     rows = [[r.key, r.label, r.family, r.kind, "" if r.dimension is None else str(r.dimension),
-             "yes" if r.available else "no", r.where] for r in registry_rows()]
+             "yes" if r.available else "no", r.where, runtime_summary(r.key)] for r in registry_rows()]
     return {"headers": HEADERS, "data": rows}
 
 

