@@ -47,7 +47,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from cache import link_prepared  # noqa: E402
+from sbert_demo.explore.prepare import link_prepared  # noqa: E402
 from sbert_demo.data.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS  # noqa: E402
 from sbert_demo.ui.explore import DEFAULT_MODELS  # noqa: E402
 
@@ -65,7 +65,7 @@ def start_app(port: int, models_dir: str,
               link: tuple[str, ...] = ("onnx", "numba", "models", "runtime")) -> subprocess.Popen:
     """The app on loopback with its own models folder and cache folder; ``link`` names the parts of
     the user's cache folder it reuses (built once per machine); the embeddings always start empty."""
-    cache = link_prepared(Path(models_dir) / "cache", link)
+    cache = link_prepared(Path(models_dir) / "cache", parts=link)
     env = {**os.environ, "SBERT_DEMO_MODELS": models_dir, "SBERT_DEMO_CACHE": str(cache),
            "GRADIO_ANALYTICS_ENABLED": "False"}
     log = open(Path(models_dir) / "server.log", "w")

@@ -184,7 +184,7 @@ def phase_space(args) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from cache import link_prepared
+    from sbert_demo.explore.prepare import link_prepared
     from sbert_demo.corpus.library import open_corpus
 
     corpus = open_corpus(spec(args.corpus))

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from cache import link_prepared  # noqa: E402
+from sbert_demo.explore.prepare import link_prepared  # noqa: E402
 from load import free_port, stop_app, wait_ready  # noqa: E402
 
 TARGET_S = 2.0
@@ -101,7 +101,7 @@ print(json.dumps({{"seconds": time.perf_counter() - started, "estimate": estimat
 def table1_times(models: list[str]) -> None:
     for fast in (False, True):
         with tempfile.TemporaryDirectory(prefix="sbert-table1-") as folder:
-            link_prepared(Path(folder), ("onnx", "models", "runtime", "numba", "fixes"))
+            link_prepared(Path(folder), parts=("onnx", "models", "runtime", "numba", "fixes"))
             cold = table1_run(folder, models, fast)
             warm = table1_run(folder, models, fast)
         path = "fast (int8 where within 0.3)" if fast else "lossless"

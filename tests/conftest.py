@@ -32,6 +32,12 @@ Fixtures for models and data:
 ``tiny_sts_dir``       a data folder with ``stsbenchmark/sts-{train,dev,test}.csv`` in the original
                        tab-separated format (``TINY_STS`` holds its rows).
 ``mpnet_joined``       (session) all-mpnet-base-v2 joined once per session (~4 s) in its own cache.
+``prepared_cache``     (session) a cache folder made ready once per run by ``python -m sbert_demo prepare``
+                       (mpnet joined, runtimes measured, ONNX/OpenVINO artefacts built, UMAP compiled): every
+                       app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
+                       machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
+``browser``            (session) one headless Chromium for the run; each test opens its own context.
+``app_url``            (session) the fast app (tiny STS data, the prepared cache), shared by the browser tests.
 ``mpnet_in_cache``     links that join into this test's cache folder, so per-test caches stay
                        fresh without re-joining.
 """
@@ -336,3 +342,43 @@ def write_tiny_sts(folder: Path) -> Path:
 def tiny_sts_dir(tmp_path: Path) -> Path:
     """A data folder holding ``stsbenchmark/sts-*.csv`` rows from ``TINY_STS`` (original format)."""
     return write_tiny_sts(tmp_path / "tiny-data")
+
+
+# --- started once per run: the prepared cache, Chromium, the fast app -------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+
+
+@pytest.fixture(scope="session")
+def prepared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("prepared")
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SBERT_DEMO_")}
+    env.update(SBERT_DEMO_CACHE=str(root / "cache"), SBERT_DEMO_MODELS=str(root / "models"),
+               SBERT_DEMO_DATA=str(SHIPPED_DATA), HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(root / "hf"))
+    done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark"],
+                          cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    return root / "cache"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path):
+    from test_browser import start_app
+
+    root = tmp_path_factory.mktemp("browser-app")
+    yield from start_app(root, write_tiny_sts(root / "data"), "server-fast.log", prepared=prepared_cache)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_browser import browser, free_port  # noqa: F401 (the module's headless Chromium)
+from test_browser import free_port
 
 from sbert_demo.atlas import compare
 from sbert_demo.atlas.store import Atlas, open_atlas, publish
@@ -104,6 +104,31 @@ def test_shared_neighbours_match_numpy_on_the_models_own_embeddings(shipped_sent
     assert [n["row"] for n in first["a"]] == list(compare.neighbours(atlas, 0)[first["row"], :5])
     with pytest.raises(ValueError, match="two different models"):
         compare.shared(atlas, 1, 1)
+
+
+def test_shared_neighbours_say_how_far_they_are_and_how_long_is_left(shipped_sentences, monkeypatch) -> None:
+    """Each step's share and time left reach the CLI's progress and the map view's /working answer while the
+    computation runs; afterwards nothing is under way."""
+    sentences = shipped_sentences[0][:300]
+    keys = ["glove-6b-50d", "wordllama-l2-256"]
+    fake = {key: np.random.default_rng(i).normal(size=(300, 2)) for i, key in enumerate(keys)}
+    atlas = Atlas.of_arrays("stsb-300", sentences, fake, {key: np.zeros(300, dtype=int) for key in keys})
+    clock = iter(range(0, 10_000, 3))  # every reading of the clock 3 s later: a slow machine
+    monkeypatch.setattr(compare, "clock", lambda: float(next(clock)))
+    heard, asked = [], []
+
+    def progress(fraction: float, what: str) -> None:
+        heard.append((fraction, what))
+        asked.append(compare.progress_of(atlas, 1, 0))  # what the page's poll gets at that moment
+
+    compare.shared(atlas, 0, 1, progress=progress)
+    fractions = [f for f, _ in heard]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(heard) >= 4
+    assert all(what.split(" · ")[-2 if "left" in what else -1].endswith("%") for _, what in heard)
+    assert any(what.endswith(" left") and "about" in what for _, what in heard[1:])
+    assert all(a is not None and 0 <= a["fraction"] <= 1 for a in asked)
+    assert any(a["left"] and a["left"].startswith("about") for a in asked)
+    assert compare.progress_of(atlas, 0, 1) is None
 
 
 @pytest.fixture

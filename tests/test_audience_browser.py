@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_tiny_sts
-from test_browser import (ARTIFACTS, assert_fits_each_projector, browser, free_port, launch,  # noqa: F401
-                          open_page, start_app)
+from test_browser import ARTIFACTS, assert_fits_each_projector, free_port, launch, open_page, start_app
 
 pytestmark = pytest.mark.browser
 
@@ -28,9 +27,9 @@ ROOM = ["How do I renew my passport?", "Where can I get a new passport?", "I lov
 
 
 @pytest.fixture(scope="module")
-def board_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def board_app(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) -> Iterator[str]:
     root = tmp_path_factory.mktemp("board-app")
-    yield from start_app(root, write_tiny_sts(root / "data"), "server-board.log")
+    yield from start_app(root, write_tiny_sts(root / "data"), "server-board.log", prepared=prepared_cache)
 
 
 def _client(url: str):

@@ -23,14 +23,13 @@ from pathlib import Path
 import pytest
 from conftest import write_tiny_sts
 
+from sbert_demo.explore.prepare import link_prepared
 from sbert_demo.models.registry import get_registry
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 VIEWPORT = {"width": 1600, "height": 1000}
 RUNNING: list[subprocess.Popen] = []  # the apps these tests started, for server_state
 THREE = ("glove-6b-50d", "all-MiniLM-L6-v2", "all-mpnet-base-v2")
@@ -42,8 +41,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_app(root: Path, data_dir: Path, log_name: str, arguments: tuple[str, ...] = ()) -> Iterator[str]:
-    """Run ``python app.py [arguments]`` on a free loopback port with its own cache; yield its URL."""
+def start_app(root: Path, data_dir: Path, log_name: str, arguments: tuple[str, ...] = (),
+              prepared: Path | None = None) -> Iterator[str]:
+    """Run ``python app.py [arguments]`` on a free loopback port with its own cache (linking the parts of the
+    run's ``prepared`` cache folder, as a prepared machine starts); yield its URL."""
+    if prepared is not None:
+        link_prepared(root / "cache", prepared)
     env = {**os.environ, "SBERT_DEMO_DATA": str(data_dir), "SBERT_DEMO_CACHE": str(root / "cache"),
            "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
            "GRADIO_ANALYTICS_ENABLED": "False"}
@@ -107,23 +110,6 @@ def server_state(page, selector: str, log_name: str) -> str:
     time.sleep(1)
     log = (ARTIFACTS / log_name).read_text(encoding="utf-8", errors="replace") if (ARTIFACTS / log_name).is_file() else ""
     return f"status {status!r}; the app's log ends:\n{log[-6000:]}"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("browser-app")
-    yield from start_app(root, write_tiny_sts(root / "data"), "server-fast.log")
 
 
 def open_page(browser, url: str, timeout_ms: int = 60_000, viewport: dict | None = None):
@@ -325,8 +311,9 @@ def test_models_tab(page) -> None:
 
 
 @pytest.fixture(scope="module")
-def real_app_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[str]:
-    yield from start_app(tmp_path_factory.mktemp("browser-real"), shipped_data, "server-real.log")
+def real_app_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> Iterator[str]:
+    yield from start_app(tmp_path_factory.mktemp("browser-real"), shipped_data, "server-real.log",
+                         prepared=prepared_cache)
 
 
 @pytest.mark.slow

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from sbert_demo.config import reload_settings
-from test_browser import (  # noqa: F401  (browser is a fixture)
+from test_browser import (
     THREE,
     VIEWPORT,
-    browser,
     choose_models,
     gaps,
     plot_traces,
@@ -31,9 +30,10 @@ TRAINED = "journey-glove"
 
 
 @pytest.fixture(scope="module")
-def journey_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[tuple[str, Path]]:
+def journey_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path,
+                prepared_cache: Path) -> Iterator[tuple[str, Path]]:
     root = tmp_path_factory.mktemp("journey")
-    for url in start_app(root, shipped_data, "server-journey.log"):
+    for url in start_app(root, shipped_data, "server-journey.log", prepared=prepared_cache):
         yield url, root / "models"
 
 

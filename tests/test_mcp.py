@@ -18,8 +18,9 @@ TOOLS = "compare_sentences,sts_spearman,available_models"
 
 
 @pytest.fixture(scope="module")
-def mcp_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[str]:
-    for url in start_app(tmp_path_factory.mktemp("mcp-app"), shipped_data, "server-mcp.log", ("--mcp",)):
+def mcp_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> Iterator[str]:
+    for url in start_app(tmp_path_factory.mktemp("mcp-app"), shipped_data, "server-mcp.log", ("--mcp",),
+                         prepared=prepared_cache):
         yield f"{url}gradio_api/mcp/"
 
 

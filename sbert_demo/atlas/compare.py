@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import os
 import threading
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..corpus.embed import embed_corpus
 from ..corpus.sources import LargeCorpus, Progress
-from ..shared import KeyLocks
+from ..formatting import about
+from ..shared import BoundedCache, KeyLocks
 from .store import Atlas
 
 K = 10
@@ -27,9 +30,11 @@ EXACT_UP_TO = 60_000
 BLOCK = 1024
 
 
-def _exact(unit: np.ndarray, k: int) -> np.ndarray:
+def _exact(unit: np.ndarray, k: int, progress: Progress, label: str) -> np.ndarray:
     out = np.empty((len(unit), k), dtype=np.int32)
     for start in range(0, len(unit), BLOCK):
+        if start:
+            progress(start / len(unit), f"{label}: nearest neighbours of {start:,} of {len(unit):,} sentences")
         scores = unit[start:start + BLOCK] @ unit.T
         rows = np.arange(start, min(start + BLOCK, len(unit)))
         scores[rows - start, rows] = -np.inf  # not its own neighbour
@@ -49,6 +54,51 @@ def _indexed(embedded, k: int, progress: Progress) -> np.ndarray:
 # One computation of each kept file at a time: requests that ask for it together wait for the first, then
 # read what it wrote (each file is written under its own temporary name and renamed into place whole).
 computing = KeyLocks()
+clock = time.perf_counter  # the clock of the estimates (a test runs it faster)
+
+
+@dataclass
+class Work:
+    """One computation of a kept file as it goes: what it does now, its share done, seconds left (estimated
+    from the rate so far, once a twentieth is done)."""
+    started: float
+    fraction: float = 0.0
+    what: str = "starting"
+
+    @property
+    def left_s(self) -> float | None:
+        elapsed = clock() - self.started
+        return elapsed * (1 - self.fraction) / self.fraction if self.fraction >= 0.05 and elapsed > 1 else None
+
+    def as_json(self) -> dict:
+        left = self.left_s
+        return {"fraction": round(self.fraction, 4), "what": self.what,
+                "left": None if left is None else about(left)}
+
+
+working: BoundedCache[str, Work] = BoundedCache("map view: computations under way", 256, ttl_s=6 * 3600)
+
+
+def _tracked(key: str, progress: Progress | None) -> Progress:
+    """``progress`` with each step's share and ETA appended, the computation kept in :data:`working` under
+    ``key`` for anyone who asks how far it is (the map view polls it)."""
+    work = Work(clock())
+    working.put(key, work)
+
+    def say(fraction: float, what: str) -> None:
+        work.fraction, work.what = max(work.fraction, min(1.0, fraction)), what
+        left = work.left_s
+        if progress:
+            progress(work.fraction, f"{what} · {work.fraction:.0%}" + (f" · {about(left)} left" if left else ""))
+
+    return say
+
+
+def progress_of(atlas: Atlas, a: int, b: int) -> dict | None:
+    """How far the shared neighbours of ``a`` and ``b`` are (None when nothing computes them now)."""
+    a, b = sorted((atlas.model_index(a), atlas.model_index(b)))
+    work = working.get(str(atlas.folder / f"shared-{a}-{b}.u8"))
+    return None if work is None else work.as_json()
 
 
 def _kept(path, dtype: str, size: int) -> np.ndarray | None:
@@ -85,10 +135,12 @@ def _neighbours(atlas: Atlas, m: int, k: int, progress: Progress | None) -> np.n
     model = atlas.models[m]
     corpus = LargeCorpus(atlas.meta["name"], atlas.texts().to_pylist(), None)
     embedded = embed_corpus(corpus, model["key"], progress=lambda f, what: say(0.6 * f, what))
+    then = lambda f, what: say(0.6 + 0.4 * f, what)  # noqa: E731
     if atlas.n <= EXACT_UP_TO:
-        found = _exact(embedded.matrix(np.float32), k)
+        found = _exact(embedded.matrix(np.float32), k, then, model["label"])
     else:
-        found = _indexed(embedded, k, lambda f, what: say(0.6 + 0.4 * f, what))
+        found = _indexed(embedded, k, then)
+    say(1.0, f"{model['label']}: nearest neighbours of all {atlas.n:,} sentences")
     return found
 
 
@@ -103,8 +155,12 @@ def shared(atlas: Atlas, a: int, b: int, progress: Progress | None = None) -> np
         kept = _kept(path, "u1", atlas.n)
         if kept is not None:
             return kept
-        counts = _shared(atlas, a, b, progress)
-        _keep(path, counts)
+        say = _tracked(str(path), progress)
+        try:
+            counts = _shared(atlas, a, b, say)
+            _keep(path, counts)
+        finally:
+            working.pop(str(path))
         return counts
 
 

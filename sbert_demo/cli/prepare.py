@@ -25,7 +25,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         get_registry().get(key)  # a typo stops here, with exit status 2
     started = time.perf_counter()
     print(f"Preparing {', '.join(keys)} and UMAP on this machine (once; later starts reuse it)", file=sys.stderr)
-    prepared, umap_s = prepare(keys, say=lambda what: print(f"  {what}", file=sys.stderr), remeasure=args.remeasure)
+    prepared, umap_s = prepare(keys, say=lambda what: print(f"  {what}", file=sys.stderr), remeasure=args.remeasure,
+                               benchmark=args.benchmark)
     rows = [[p.key, f"{p.seconds:.1f}", p.lossless or "-", p.fast or "-", p.error or ""] for p in prepared]
     print(format_table(["model", "seconds", "reported numbers (lossless)", "Explore (fast)", "not ready because"],
                        rows))
@@ -54,6 +55,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--remeasure", action="store_true",
                         help="time each transformer's CPU runtimes again (on a quiet machine), the new rounds added "
                              "to the kept ones; the app also does this by itself when a decision was unsure")
+    parser.add_argument("--no-benchmark", dest="benchmark", action="store_false",
+                        help="skip embedding STSb dev for the STS tab's first run (it is then encoded when first asked)")
     parser.add_argument("--no-talk", dest="talk", action="store_false",
                         help="skip rehearsing the presenter view (its steps are then computed when first shown)")
     parser.set_defaults(run=cmd_prepare)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..encoding import model_cache
 from ..encoding.encoder import encode
@@ -28,6 +29,9 @@ from ..views import VIEWS
 from .projection import warm_up
 
 FIRST_MODELS = VIEWS["explore"].default_models  # GloVe, MiniLM, mpnet: Explore's and the STS tab's first run
+# What a prepared cache folder holds that every later start reuses (ONNX and OpenVINO artefacts, joined models,
+# runtime decisions, compiled UMAP, fitted fixes, distilled static models); never embeddings, shards or maps.
+PREPARED_PARTS = ("onnx", "openvino", "models", "runtime", "numba", "fixes", "static")
 
 
 @dataclass(frozen=True)
@@ -116,3 +120,16 @@ def _benchmark_sentences() -> list[str]:
         return []
     dev = sts_split("dev", SHIPPED_DATA)
     return list(dict.fromkeys([*dev.sentences1, *dev.sentences2]))
+
+
+def link_prepared(cache: Path, source: Path | None = None, parts: Sequence[str] = PREPARED_PARTS) -> Path:
+    """Link ``parts`` of a prepared cache folder (``source``, by default this machine's) that exist into ``cache``,
+    so that it starts as a prepared machine does, with nothing else (no embeddings, shards or maps); ``cache``."""
+    from ..config import settings
+
+    source = source or settings().cache_dir
+    cache.mkdir(parents=True, exist_ok=True)
+    for part in parts:
+        if (source / part).exists() and not (cache / part).exists():
+            (cache / part).symlink_to(source / part, target_is_directory=True)
+    return cache

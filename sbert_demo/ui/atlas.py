@@ -10,7 +10,8 @@ per point:
 * ``POST /atlas/api/<id>/selection?page=&size=&q=`` — sentence numbers in (JSON ``{"rows": [...]}`` or
   int32 bytes), the selection's table page and per-cluster counts out; ``/export`` — its CSV;
 * ``GET /atlas/api/<id>/shared/<a>/<b>`` — per sentence the neighbours two models share (uint8), and
-  ``/disagree/<a>/<b>`` the sentences they disagree on most.
+  ``/disagree/<a>/<b>`` the sentences they disagree on most; ``/working/<a>/<b>`` how far the shared
+  neighbours' computation is (its step, share and time left), which the page asks every second meanwhile.
 
 Failures answer ``{"error": sentence}`` with status 400 (the user's doing) or 500 (logged).
 """
@@ -160,6 +161,11 @@ def shared(request: Request, _rows) -> Response:
     return _binary(compare.shared(_atlas(request), request.path_params["a"], request.path_params["b"]))
 
 
+def working(request: Request, _rows) -> Response:
+    """How far the shared neighbours of two models are: {fraction, what, left} or null when none computes."""
+    return JSONResponse(compare.progress_of(_atlas(request), request.path_params["a"], request.path_params["b"]))
+
+
 def disagree(request: Request, _rows) -> Response:
     top = _int(_param(request, "top", "20"), "number of sentences")
     return JSONResponse(compare.disagreements(_atlas(request), request.path_params["a"], request.path_params["b"],
@@ -180,5 +186,6 @@ def routes() -> list[Route]:
         Route(api + "/selection", _answer(selection), methods=["POST"]),
         Route(api + "/export", _answer(export), methods=["POST"]),
         Route(api + "/shared/{a}/{b}", _answer(shared)),
+        Route(api + "/working/{a}/{b}", _answer(working)),
         Route(api + "/disagree/{a}/{b}", _answer(disagree)),
     ]

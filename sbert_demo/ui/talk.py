@@ -20,12 +20,17 @@ page in one place:
 
 Keys: → / PageDown / N next, ← / PageUp / P previous, F full screen, Q the QR code of the presenter
 view (the room follows on their phones; at step 8 the board's join link). ``?view=talk&step=8&board=
-CODE&key=SECRET`` (the link step 8 gives its presenter) opens step 8 on that board again.
+CODE&key=SECRET`` (the link step 8 gives its presenter) opens step 8 on that board again, and a reload of
+the presenter keeps its board (the browser keeps it for the tab, out of the address bar). A phone opened
+from the presenter's QR code (``&follow=TOKEN``) follows the presenter's steps until it moves to another
+step by itself.
 """
 
 from __future__ import annotations
 
 import html
+import re
+import secrets
 import time
 
 import gradio as gr
@@ -47,6 +52,9 @@ POLL_S = 0.25  # how often a step being computed (or the training) is looked at
 TRAINING_POLL_S = 0.5
 # A step change's layout to draw for and its stamp (page.js: a counter of this page).
 STAMP_JS = "() => window.sbertDemoTalkStamp()"
+# The room's board kept by the browser for this tab (sessionStorage), so a reload of the presenter keeps it.
+REMEMBERED_JS = "() => window.sbertDemoTalkRoom()"
+REMEMBER_JS = "(room) => window.sbertDemoTalkRoom(room)"
 MAX_SESSIONS = 2000
 
 # session -> (the newest stamp seen, its step): a step's answer older than the page's newest is dropped.
@@ -250,18 +258,62 @@ def start_room(request: gr.Request) -> tuple:
     return room, room_status(room), gr.update(active=True)
 
 
-def room_from_link(request: gr.Request) -> tuple:
-    """``?view=talk&step=8&board=CODE&key=SECRET`` opens the room step on that board: (the room, its
-    status, the timer, what went wrong: a wrong secret or an unknown board, said at the room step)."""
+def room_from_link(remembered: str | None, request: gr.Request) -> tuple:
+    """``?view=talk&step=8&board=CODE&key=SECRET`` opens the room step on that board, and so does a reload of
+    a presenter page that had a board (``remembered``: "CODE:SECRET", kept by the browser for this tab, never
+    in the address a projector shows): (the room, its status, the timer, what went wrong: a wrong secret or an
+    unknown board, said at the room step)."""
     params = dict(getattr(request, "query_params", {}) or {})
-    if not (params.get("board") and params.get("key") and params.get("step")):
+    if params.get("board") and params.get("key") and params.get("step"):
+        code, secret, said = params["board"], params["key"], True
+    elif isinstance(remembered, str) and remembered.count(":") == 1 and len(remembered) <= 200:
+        (code, secret), said = remembered.split(":"), False
+    else:
         return gr.skip(), gr.skip(), gr.skip(), gr.skip()
     try:
-        board = board_store().check_secret(normalise_code(params["board"]), params["key"])
-    except ValueError as exc:
-        return gr.skip(), snippets.message(str(exc), "error"), gr.skip(), str(exc)
-    room = {"code": board.code, "secret": params["key"], "base": page_address(request)}
-    return room, room_status(room), gr.update(active=params["step"] == str(ROOM_STEP + 1)), None
+        board = board_store().check_secret(normalise_code(code), secret)
+    except ValueError as exc:  # a link's board is said at the room step; a remembered one that ended is let go
+        return (gr.skip(), snippets.message(str(exc), "error"), gr.skip(), str(exc)) if said else (
+            gr.skip(), gr.skip(), gr.skip(), gr.skip())
+    room = {"code": board.code, "secret": secret, "base": page_address(request)}
+    return room, room_status(room), gr.update(active=params.get("step") == str(ROOM_STEP + 1)), None
+
+
+# --- the room follows the presenter ---------------------------------------------------------------------
+
+FOLLOW_S = 1.5  # how often a phone that follows a presenter asks for the presenter's step
+FOLLOW_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,32}")
+# a presenter page's token (in its QR code's link) -> the step it shows, for the phones that follow it
+presenters: BoundedCache[str, int | None] = BoundedCache("talk: the step each presenter shows", MAX_SESSIONS,
+                                                         ttl_s=12 * 3600)
+
+
+def page_roles(request: gr.Request) -> tuple[str, str | None, dict]:
+    """When a page opens: (its own token, the presenter it follows (``?follow=TOKEN`` from a QR code) or None,
+    the follow timer on for a follower)."""
+    followed = dict(getattr(request, "query_params", {}) or {}).get("follow", "")
+    followed = followed if FOLLOW_TOKEN.fullmatch(followed or "") else None
+    return secrets.token_urlsafe(12), followed, gr.update(active=followed is not None)
+
+
+def step_changed(step: int | None, token: str | None, followed: str | None) -> tuple:
+    """A step change: a presenter's is published for the phones that follow it; a follower that moved to
+    another step than the presenter's by itself leaves follow mode. (whom it follows, the follow timer)."""
+    if not followed:
+        if token:
+            presenters.put(token, step)
+        return gr.skip(), gr.skip()
+    if followed in presenters and presenters.get(followed) not in (step, None):
+        return None, gr.update(active=False)
+    return gr.skip(), gr.skip()
+
+
+def follow_presenter(followed: str | None, step: int | None) -> int | None:
+    """A follower's tick: the presenter's step when it moved (unchanged otherwise)."""
+    if not followed or followed not in presenters:
+        return gr.skip()
+    shown = presenters.get(followed)
+    return gr.skip() if shown == step or shown is None else shown
 
 
 def room_tick(step: int | None, room: dict | None, shown_key: str | None) -> tuple:
@@ -295,15 +347,19 @@ def room_controls(step: int | None, room: dict | None, problem: str | None) -> t
             gr.skip() if room or not here else hint)
 
 
-def follow_along(step: int | None, room: dict | None, request: gr.Request) -> str:
+def follow_along(step: int | None, room: dict | None, token: str | None, followed: str | None,
+                 request: gr.Request) -> str:
     """The presenter view's QR code (Q or the QR button shows it over the step): the room opens the
-    same steps on their phones, at the step on the screen; at the room step, the board's join page."""
+    same steps on their phones, at the step on the screen, and follows the presenter from there on; at the
+    room step, the board's join page."""
     if step == ROOM_STEP and room:
         join, _ = links(page_address(request), room["code"])
         return (f'<div class="talk-qr-card">{qr_image(join, "QR code: send a sentence to the board")}'
                 f"<p>Send a sentence to board <strong>{html.escape(room['code'])}</strong>:<br>"
                 f"<code>{html.escape(join)}</code></p></div>")
-    link = page_address(request) + "?view=talk" + (f"&step={step + 1}" if isinstance(step, int) else "")
+    leader = followed or token
+    link = (page_address(request) + "?view=talk" + (f"&step={step + 1}" if isinstance(step, int) else "")
+            + (f"&follow={leader}" if leader else ""))
     return (f'<div class="talk-qr-card">{qr_image(link, "QR code: open the presenter view on your phone")}'
             f"<p>Follow along on your phone:<br><code>{html.escape(link)}</code></p></div>")
 
@@ -358,10 +414,19 @@ def build_tab() -> TabParts:
     # The room's board {code, secret, base}; what its maps show; why a link's board could not be opened.
     room, shown_key, link_problem = gr.State(None), gr.State(None), gr.State(None)
     room_timer = gr.Timer(2.0, active=False)
+    # This page's token (a presenter's QR code names it) and the presenter it follows (a phone from that code).
+    token, followed, follow_timer = gr.State(None), gr.State(None), gr.Timer(FOLLOW_S, active=False)
+    remembered = gr.Textbox(visible=False, elem_id="talk-room-memory")  # this tab's board, kept over a reload
+    opened = gr.on(None, page_roles, None, [token, followed, follow_timer], **QUIET)
     # The QR code when the page opens, and again at each step (it opens the room's phones at that step).
-    gr.on([step.change, room.change], follow_along, [step, room], qr_card, **QUIET)
-    gr.on(None, follow_along, [step, room], qr_card, **QUIET)
-    gr.on(None, room_from_link, None, [room, room_status, room_timer, link_problem], **QUIET)
+    gr.on([step.change, room.change], follow_along, [step, room, token, followed], qr_card, **QUIET)
+    opened.then(follow_along, [step, room, token, followed], qr_card, **QUIET)
+    opened.then(step_changed, [step, token, followed], [followed, follow_timer], **QUIET)
+    step.change(step_changed, [step, token, followed], [followed, follow_timer], **QUIET)
+    follow_timer.tick(follow_presenter, [followed, step], step, show_progress="hidden", api_visibility="private",
+                      concurrency_id="talk-follow", concurrency_limit=None)
+    gr.on(None, room_from_link, remembered, [room, room_status, room_timer, link_problem], js=REMEMBERED_JS, **QUIET)
+    room.change(None, room, None, js=REMEMBER_JS, **QUIET)
     gr.on([step.change, room.change, link_problem.change], room_controls, [step, room, link_problem],
           [start, room_timer, shown_key, room_status], **QUIET)
     step.change(None, step, js="(s) => window.sbertDemoStepInUrl(s)", **QUIET)  # the address follows the step

@@ -73,5 +73,20 @@
         problems.push(`"${el.textContent.trim().slice(0, 40)}" goes past the screen's edge (${name(el)})`);
       }
     });
+  // Menus: the chosen option's words inside the menu (a native select, or a Gradio dropdown's field), its arrow
+  // and padding beside them.
+  const context = document.createElement("canvas").getContext("2d");
+  document.querySelectorAll("select, input[role='combobox'], input[aria-autocomplete='list']").forEach((el) => {
+    if (!shown(el)) { return; }
+    const text = el.tagName === "SELECT" ? (el.selectedOptions[0] || {}).text || "" : el.value || "";
+    if (!text.trim()) { return; }
+    const style = getComputedStyle(el);
+    context.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
+      - (el.tagName === "SELECT" ? 16 : 0);  // a native select's arrow
+    if (context.measureText(text).width > room + 1) {
+      problems.push(`the menu's choice "${text.slice(0, 40)}" is cut (${name(el)})`);
+    }
+  });
   return [...new Set(problems)];
 }

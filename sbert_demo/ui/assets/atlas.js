@@ -579,15 +579,24 @@
     const key = `${a}-${b}`;
     if (state.sharedKey === key) return true;
     const labels = state.pair.map((m) => state.meta.models[m].label).join(" and ");
-    say(`Finding each sentence's 10 nearest neighbours under ${labels} (computed once, then kept)…`, "busy");
+    const asking = `Finding each sentence's 10 nearest neighbours under ${labels} (computed once, then kept)`;
+    say(`${asking}…`, "busy");
+    // while it computes, its step, share and time left, every second
+    const poll = setInterval(async () => {
+      try {
+        const work = await getJSON(`${API}/working/${a}/${b}`);
+        if (work && state.sharedKey !== key) say(`${asking}: ${work.what} · ${Math.round(100 * work.fraction)}%${work.left ? ` · ${work.left} left` : ""}`, "busy");
+      } catch (error) { /* the answer itself says what went wrong */ }
+    }, 1000);
     try {
       state.shared = await getBinary(`${API}/shared/${a}/${b}`, Uint8Array);
+      clearInterval(poll);
       state.sharedKey = key;
       let total = 0;
       for (const v of state.shared) total += v;
       say(`${labels} share ${(10 * total / state.shared.length / 10).toFixed(1)} of each sentence's 10 nearest neighbours on average.`);
       return true;
-    } catch (error) { say(error.message, "error"); return false; }
+    } catch (error) { clearInterval(poll); say(error.message, "error"); return false; }
   }
 
   async function showDisagreements() {
@@ -700,7 +709,12 @@
     document.body.classList.toggle("single", meta.models.length === 1);
     const pairs = [];
     for (let a = 0; a < meta.models.length; a++) for (let b = a + 1; b < meta.models.length; b++) pairs.push([a, b]);
-    $("#pair").innerHTML = pairs.map(([a, b]) => `<option value="${a},${b}">${escapeHtml(meta.models[a].label)} vs ${escapeHtml(meta.models[b].label)}</option>`).join("");
+    // a phone's menu names the models by their short keys (a label such as "Static, distilled from
+    // all-MiniLM-L6-v2" would be cut); the full labels stay in the option's title
+    const narrow = window.matchMedia("(max-width: 700px)").matches;
+    const named = (m) => escapeHtml(narrow ? meta.models[m].key || meta.models[m].label : meta.models[m].label);
+    $("#pair").innerHTML = pairs.map(([a, b]) => `<option value="${a},${b}" title="${escapeHtml(meta.models[a].label)} vs `
+      + `${escapeHtml(meta.models[b].label)}">${named(a)} vs ${named(b)}</option>`).join("");
     $("#pair-box").hidden = $("#disagree").hidden = pairs.length === 0;
     if (!meta.labels) $("#colour option[value=label]").disabled = true;
     if (!pairs.length) $("#colour option[value=shared]").disabled = true;

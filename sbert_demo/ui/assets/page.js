@@ -50,6 +50,16 @@
     talkStamp += 1;
     return [window.innerWidth < 640 ? "phone" : "screen", talkStamp];
   };
+  window.sbertDemoTalkRoom = (room) => {
+    // The presenter's board for this tab (sessionStorage: kept over a reload, never in the address bar a
+    // projector shows): with a room, keep it; without, the kept "CODE:SECRET" (ui/talk.py's room_from_link).
+    const name = "sbert-demo-talk-room";
+    try {
+      if (room === undefined) { return window.sessionStorage.getItem(name) || ""; }
+      if (room && room.code && room.secret) { window.sessionStorage.setItem(name, `${room.code}:${room.secret}`); }
+    } catch (error) { /* storage switched off: a reload then starts without the board */ }
+    return room === undefined ? "" : [];
+  };
   window.sbertDemoStepInUrl = (step) => {
     // The presenter view's address follows its step (?view=talk&step=N), so a reload, a copied
     // address and the QR code all open the step on the screen.
