@@ -355,10 +355,10 @@ def prepared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import subprocess
     import sys
 
+    from test_browser import app_environment
+
     root = tmp_path_factory.mktemp("prepared")
-    env = {name: value for name, value in os.environ.items() if not name.startswith("SBERT_DEMO_")}
-    env.update(SBERT_DEMO_CACHE=str(root / "cache"), SBERT_DEMO_MODELS=str(root / "models"),
-               SBERT_DEMO_DATA=str(SHIPPED_DATA), HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(root / "hf"))
+    env = app_environment(root, SHIPPED_DATA)  # what the apps run with: their runtimes are the ones prepared
     done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark"],
                           cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"

@@ -47,12 +47,17 @@ def start_app(root: Path, data_dir: Path, log_name: str, arguments: tuple[str, .
     run's ``prepared`` cache folder, as a prepared machine starts); yield its URL."""
     if prepared is not None:
         link_prepared(root / "cache", prepared)
+    yield from serve(app_environment(root, data_dir), ["--port", str(free_port()), *arguments], log_name)
+
+
+def app_environment(root: Path, data_dir: Path) -> dict[str, str]:
+    """The environment a test's app runs with: its own cache and models folders under ``root``, no Hub."""
     env = {**os.environ, "SBERT_DEMO_DATA": str(data_dir), "SBERT_DEMO_CACHE": str(root / "cache"),
            "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
            "GRADIO_ANALYTICS_ENABLED": "False"}
     for name in ("SPACE_ID", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "SBERT_DEMO_PRECISION", "SBERT_DEMO_MCP"):
         env.pop(name, None)
-    yield from serve(env, ["--port", str(free_port()), *arguments], log_name)
+    return env
 
 
 def launch(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable,

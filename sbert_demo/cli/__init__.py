@@ -1,13 +1,13 @@
-"""Command line: ``python -m sbert_demo models | eval | explain | anisotropy | train | board | prepare``.
+"""Command line: ``python -m sbert_demo models | eval | explain | anisotropy | train | board | prepare | publish``.
 
 A leaf over the core, like the web app: it parses arguments, calls one core function per command
 and prints. User errors (unknown model, missing data, bad file) end with a one-line message and
 exit status 2, never a traceback. One module per group of commands: :mod:`.evaluate` (``models``,
 ``eval``), :mod:`.analysis` (``explain``, ``anisotropy``), :mod:`.train` (``train``), :mod:`.board`
-(``board export``), :mod:`.prepare` (``prepare``); :mod:`.output`
+(``board export``), :mod:`.prepare` (``prepare``), :mod:`.publish` (``publish``); :mod:`.output`
 formats what they print.
 
-May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, talk, corpus, atlas.
+May import: config, shared, views, formatting, hub, plot_style, models, data, encoding, explore, benchmark, analysis, training, audience, talk, corpus, atlas, publish.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from ..config import Settings, quiet_libraries, use_settings
-from . import analysis, board, corpus, evaluate, prepare, train
+from . import analysis, board, corpus, evaluate, prepare, publish, train
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_parsers(commands)
     prepare.add_parsers(commands)
     corpus.add_parsers(commands)
+    publish.add_parsers(commands)
     return parser
 
 

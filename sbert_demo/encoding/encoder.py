@@ -33,6 +33,7 @@ from ..models.entries import ModelEntry
 from ..models.loading import ResolvedModel
 from ..models.kinds import kind_of
 from ..models.registry import Registry, get_registry
+from ..shared import BoundedCache
 from . import devices, fixes, model_cache
 from .embedding_cache import embedding_cache
 
@@ -281,7 +282,8 @@ GPU_BATCH_MIN = 512  # on ZeroGPU, fewer sentences are encoded on the CPU (a GPU
 GPU_SENTENCES_PER_S = 2000  # what a ZeroGPU slice encodes with mpnet, to size the call's duration
 
 
-_gpu_runtimes: dict[tuple, devices.DeviceChoice] = {}  # (identity, precision, fast, backend): the GPU call's runtime
+# (identity, precision, fast, backend) -> the runtime a ZeroGPU call ran the model on
+_gpu_runtimes: BoundedCache[tuple, devices.DeviceChoice] = BoundedCache("ZeroGPU: each model's runtime in a GPU call", 64)
 
 
 def _encoded_on_gpu(model: ResolvedModel, texts: Sequence[str], options: dict) -> Encoded:
@@ -289,7 +291,7 @@ def _encoded_on_gpu(model: ResolvedModel, texts: Sequence[str], options: dict) -
     cached need no call. The resolved model travels (pickled) to the worker ``spaces`` forked earlier, whose
     registry may predate a model added since."""
     encoded, runtime = _encode_on_gpu(model, list(texts), **options)
-    _gpu_runtimes[model.identity, options["precision"], options["fast"], options["backend"]] = runtime
+    _gpu_runtimes.put((model.identity, options["precision"], options["fast"], options["backend"]), runtime)
     return encoded
 
 

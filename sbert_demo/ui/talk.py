@@ -54,7 +54,7 @@ TRAINING_POLL_S = 0.5
 STAMP_JS = "() => window.sbertDemoTalkStamp()"
 # The room's board kept by the browser for this tab (sessionStorage), so a reload of the presenter keeps it.
 REMEMBERED_JS = "() => window.sbertDemoTalkRoom()"
-REMEMBER_JS = "(room) => window.sbertDemoTalkRoom(room)"
+REMEMBER_JS = "(s) => window.sbertDemoTalkRoom(s)"
 MAX_SESSIONS = 2000
 
 # session -> (the newest stamp seen, its step): a step's answer older than the page's newest is dropped.

@@ -46,6 +46,22 @@
 
   const getJSON = async (url, options) => (await answer(await fetch(url, options))).json();
   const getBinary = async (url, Type) => new Type(await (await answer(await fetch(url))).arrayBuffer());
+  const binaryBody = (rows) => ({ method: "POST", body: rows, headers: { "Content-Type": "application/octet-stream" } });
+
+  // Where the map's data comes from: the app's server, or a published folder's files (atlas_site.js, which
+  // computes in the page what the server would have answered). The same questions either way.
+  const source = window.atlasSite || {
+    meta: () => getJSON(API),
+    points: (m) => getBinary(`${API}/points/${m}`, Float32Array),
+    clusters: (m) => getBinary(`${API}/clusters/${m}`, Uint16Array),
+    labels: () => getBinary(`${API}/labels`, Uint16Array),
+    sentence: (row) => getJSON(`${API}/sentence/${row}`),
+    selection: (rows, page, size, q) => getJSON(`${API}/selection?${new URLSearchParams({ page, size, q })}`, binaryBody(rows)),
+    exported: async (rows) => (await answer(await fetch(`${API}/export`, binaryBody(rows)))).blob(),
+    shared: (a, b) => getBinary(`${API}/shared/${a}/${b}`, Uint8Array),
+    working: (a, b) => getJSON(`${API}/working/${a}/${b}`),
+    disagree: (a, b) => getJSON(`${API}/disagree/${a}/${b}?top=20`),
+  };
 
   function el(tag, attrs = {}, ...children) {
     const node = document.createElement(tag);
@@ -476,7 +492,7 @@
   }
 
   async function sentenceOf(row) {
-    if (!sentences.has(row)) sentences.set(row, getJSON(`${API}/sentence/${row}`));
+    if (!sentences.has(row)) sentences.set(row, source.sentence(row));
     return sentences.get(row);
   }
 
@@ -537,10 +553,9 @@
   async function fillTable() {
     const section = $("#selection");
     if (!state.selection) { section.hidden = true; return; }
-    const query = new URLSearchParams({ page: state.page, size: PAGE, q: state.filter });
     let answer;
     try {
-      answer = await getJSON(`${API}/selection?${query}`, { method: "POST", body: state.selection, headers: { "Content-Type": "application/octet-stream" } });
+      answer = await source.selection(state.selection, state.page, PAGE, state.filter);
     } catch (error) { say(error.message, "error"); return; }
     section.hidden = false;
     const where = state.from >= 0 ? ` in ${state.meta.models[state.from].label}'s map` : "";
@@ -562,8 +577,7 @@
   async function exportSelection() {
     if (!state.selection) return;
     try {
-      const response = await answer(await fetch(`${API}/export`, { method: "POST", body: state.selection, headers: { "Content-Type": "application/octet-stream" } }));
-      const url = URL.createObjectURL(await response.blob());
+      const url = URL.createObjectURL(await source.exported(state.selection));
       const link = el("a", { href: url, download: `${(state.meta.name || "corpus").replace(/\W+/g, "-")}-selection.csv` });
       document.body.append(link);
       link.click();
@@ -584,12 +598,12 @@
     // while it computes, its step, share and time left, every second
     const poll = setInterval(async () => {
       try {
-        const work = await getJSON(`${API}/working/${a}/${b}`);
+        const work = await source.working(a, b);
         if (work && state.sharedKey !== key) say(`${asking}: ${work.what} · ${Math.round(100 * work.fraction)}%${work.left ? ` · ${work.left} left` : ""}`, "busy");
       } catch (error) { /* the answer itself says what went wrong */ }
     }, 1000);
     try {
-      state.shared = await getBinary(`${API}/shared/${a}/${b}`, Uint8Array);
+      state.shared = await source.shared(a, b);
       clearInterval(poll);
       state.sharedKey = key;
       let total = 0;
@@ -604,7 +618,7 @@
     const [a, b] = state.pair;
     if (!(await loadShared())) return;
     let found;
-    try { found = await getJSON(`${API}/disagree/${a}/${b}?top=20`); } catch (error) { say(error.message, "error"); return; }
+    try { found = await source.disagree(a, b); } catch (error) { say(error.message, "error"); return; }
     const section = $("#compare");
     section.hidden = false;
     $("#cmp-title").textContent = `Where ${found.a} and ${found.b} disagree most`;
@@ -689,17 +703,51 @@
     }
   }
 
+  // --- search by meaning (a published map: atlas_search.js embeds the query in this page) ------------
+
+  function wireSearch(meta) {
+    const models = (meta.search || []).filter((m) => meta.models[m]);
+    if (!window.atlasSearch || !models.length) return;
+    $("#search").hidden = false;
+    $("#search-model").innerHTML = models.map((m) => `<option value="${m}">${escapeHtml(meta.models[m].label)}</option>`).join("");
+    $("#search-model-box").hidden = models.length < 2;
+    $("#search-form").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const text = $("#query").value.trim();
+      if (!text) { say("Type a sentence to search for.", "error"); return; }
+      const m = Number($("#search-model").value), label = meta.models[m].label;
+      say(`Searching ${meta.n.toLocaleString()} sentences by meaning under ${label}…`, "busy");
+      try {
+        const found = await window.atlasSearch.search(m, meta.n, text, 10);
+        const rows = found.rows.map((r) => r.row);
+        const texts = await source.texts(rows);
+        $("#results").innerHTML = found.rows.map((r, i) => `<li data-row="${r.row}">${escapeHtml(texts[i])} `
+          + `<span class="muted">${r.score.toFixed(3)}</span></li>`).join("");
+        state.timings.search = found.ms;
+        await select(Int32Array.from(rows).sort());
+        say(`The ${rows.length} sentences nearest “${text}” under ${label}, found in this page in ${Math.max(1, Math.round(found.ms))} ms; `
+          + "they are selected in every map.");
+      } catch (error) { say(error.message, "error"); }
+    });
+    $("#results").addEventListener("click", (event) => {
+      const item = event.target.closest("li[data-row]");
+      if (!item) return;
+      state.focus = Number(item.dataset.row);
+      state.views.forEach((v) => v.placeMarks());
+    });
+  }
+
   async function start() {
-    if (!/^[0-9a-f]{16,64}$/.test(mapId)) {
+    if (!window.atlasSite && !/^[0-9a-f]{16,64}$/.test(mapId)) {
       say("Open a map from the app: Explore → Corpus map → Map the corpus, then “Open the map view”.", "error");
       return;
     }
-    const meta = state.meta = await getJSON(API);
+    const meta = state.meta = await source.meta();
     document.title = `${meta.name} · corpus map`;
     $("#title").textContent = `${meta.name} · ${meta.n.toLocaleString()} sentences`;
     const loaded = await Promise.all(meta.models.map((model, m) => Promise.all([
-      getBinary(`${API}/points/${m}`, Float32Array), getBinary(`${API}/clusters/${m}`, Uint16Array)])));
-    if (meta.labels) state.labels = await getBinary(`${API}/labels`, Uint16Array);
+      source.points(m), source.clusters(m)])));
+    if (meta.labels) state.labels = await source.labels();
     state.timings.data = performance.now() - state.timings.start;
     meta.models.forEach((model, m) => {
       state.views.push(new MapView(m, model, loaded[m][0], loaded[m][1]));
@@ -720,6 +768,7 @@
     if (!pairs.length) $("#colour option[value=shared]").disabled = true;
     showModel(0);
     wire();
+    wireSearch(meta);
     const asked = params.get("colour");
     const pair = (params.get("pair") || "").split(",").map(Number);
     if (pair.length === 2 && pairs.some(([a, b]) => a === pair[0] && b === pair[1])) { state.pair = pair; $("#pair").value = pair.join(","); }

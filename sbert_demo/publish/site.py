@@ -1,0 +1,180 @@
+"""A published corpus map as a static folder: the map view with no server behind it.
+
+:func:`publish_map` writes, from a map the app or ``python -m sbert_demo map`` made (:mod:`sbert_demo.atlas`)::
+
+    index.html  atlas.css  atlas.js  atlas_site.js  site.json  README.md (a Static Space's front matter)
+    data/meta.json                      the corpus, its models, cluster names (the server's /atlas/api/<id>)
+    data/points-<m>.f32  data/clusters-<m>.u16  data/labels.u16     the arrays the page draws
+    data/texts/<c>.json                 sentences by chunks of :data:`CHUNK` rows, fetched when needed
+    data/csv.json                       the few cells a spreadsheet would run as formulas, as the export writes them
+    data/shared-<a>-<b>.u8  data/disagree-<a>-<b>.json   each pair of models compared (computed here once)
+    search/...                          search by meaning in the page (:mod:`.search`), where a static model mapped it
+
+The page is the app's map view (``ui/assets/atlas.*``) reading its data through ``atlas_site.js`` instead of
+the server: the selection's table, its counts per cluster, the word filter and the CSV are computed in the
+page from these files, as :class:`~sbert_demo.atlas.store.Atlas` computes them on the server. Nothing is
+fetched from anywhere else: no CDN, no server code, no build step where it is hosted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..atlas import compare
+from ..atlas.store import Atlas, open_atlas
+from ..explore.exports import spreadsheet_safe
+from ..formatting import MISSING
+
+ASSETS = Path(__file__).resolve().parents[1] / "ui" / "assets"
+CHUNK = 2000  # sentences per text file: a hover or a table page fetches one or a few (~150 KB each)
+DISAGREE_TOP = 20
+FORMAT = "1"
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class Site:
+    """A published folder: where it is, what it holds and how big it is."""
+    folder: Path
+    sentences: int
+    models: tuple[str, ...]
+    pairs: int
+    search: tuple[str, ...]
+    files: int
+    bytes: int
+
+    def describe(self) -> str:
+        return (f"{self.folder}: {self.sentences:,} sentences, {len(self.models)} map(s) ({', '.join(self.models)}), "
+                f"{self.pairs} comparison(s), search by meaning with {', '.join(self.search) or 'no model'}; "
+                f"{self.files} files, {self.bytes / 1e6:,.1f} MB")
+
+
+def publish_map(atlas: Atlas | str, out: Path, *, app_url: str | None = None, search: bool = True,
+                title: str | None = None, progress: Progress | None = None) -> Site:
+    """Write the static folder of ``atlas`` (an :class:`Atlas` or its id) into ``out`` (created, or an empty
+    folder, or an earlier published folder, which is replaced whole); return what it holds."""
+    atlas = open_atlas(atlas) if isinstance(atlas, str) else atlas
+    say = progress or (lambda fraction, what: None)
+    out = Path(out).expanduser().resolve()
+    _check_target(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        data = staging / "data"
+        (data / "texts").mkdir(parents=True)
+        say(0.0, "the map's arrays")
+        _arrays(atlas, data)
+        say(0.05, "the sentences, in chunks")
+        _texts(atlas, data)
+        pairs = [(a, b) for a in range(len(atlas.models)) for b in range(a + 1, len(atlas.models))]
+        for done, (a, b) in enumerate(pairs):
+            share = 0.1 + 0.6 * done / max(1, len(pairs))
+            _compared(atlas, data, a, b, lambda f, what, share=share: say(share + 0.6 / len(pairs) * f, what))
+        searched: list[int] = []
+        if search:
+            from .search import publish_search
+
+            searched = publish_search(atlas, staging / "search", lambda f, what: say(0.7 + 0.28 * f, what))
+        meta = {**atlas.meta, "site": FORMAT, "chunk": CHUNK, "pairs": [list(p) for p in pairs],
+                "search": searched}
+        (data / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+        _page(staging, atlas, app_url, title or atlas.meta["name"])
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    say(1.0, "written")
+    files = [p for p in out.rglob("*") if p.is_file()]
+    return Site(out, atlas.n, tuple(m["label"] for m in atlas.models), len(pairs),
+                tuple(atlas.models[m]["label"] for m in searched), len(files), sum(p.stat().st_size for p in files))
+
+
+def _check_target(out: Path) -> None:
+    """Publishing replaces ``out`` whole: only an empty folder or an earlier published one, never anything else."""
+    if out.is_file():
+        raise ValueError(f"{out} is a file; name a folder to publish into.")
+    if out.is_dir() and any(out.iterdir()) and not (out / "site.json").is_file():
+        raise ValueError(f"{out} holds other files; publish into an empty folder or a new one (it is replaced whole).")
+
+
+def _arrays(atlas: Atlas, data: Path) -> None:
+    for m in range(len(atlas.models)):
+        atlas.coords(m).astype("<f4").tofile(data / f"points-{m}.f32")
+        atlas.clusters(m).astype("<u2").tofile(data / f"clusters-{m}.u16")
+    labels = atlas.labels()
+    if labels is not None:
+        labels.astype("<u2").tofile(data / "labels.u16")
+
+
+def _texts(atlas: Atlas, data: Path) -> None:
+    """Sentences in chunks of :data:`CHUNK`, and the cells the CSV export writes otherwise than shown (text a
+    spreadsheet would run as a formula, as :meth:`Atlas.csv` keeps it: ``data/csv.json``)."""
+    texts = atlas.texts()
+    unsafe: dict[str, str] = {}
+    for start in range(0, atlas.n, CHUNK):
+        chunk = texts.slice(start, CHUNK).to_pylist()
+        (data / "texts" / f"{start // CHUNK}.json").write_text(json.dumps(chunk, ensure_ascii=False), encoding="utf-8")
+        for row, text in enumerate(chunk, start):
+            safe = spreadsheet_safe(text)
+            if safe != text:
+                unsafe[str(row)] = safe
+    names = atlas.meta.get("labels") or []
+    csv = {"rows": unsafe, "labels": [spreadsheet_safe(name) for name in names], "missing": MISSING,
+           "label_name": atlas.meta.get("label_name") or "label"}
+    (data / "csv.json").write_text(json.dumps(csv, ensure_ascii=False), encoding="utf-8")
+
+
+def _compared(atlas: Atlas, data: Path, a: int, b: int, progress: Progress) -> None:
+    counts = compare.shared(atlas, a, b, progress=progress)
+    counts.astype("u1").tofile(data / f"shared-{a}-{b}.u8")
+    found = compare.disagreements(atlas, a, b, top=DISAGREE_TOP)
+    (data / f"disagree-{a}-{b}.json").write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
+
+
+def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str) -> None:
+    html = (ASSETS / "atlas.html").read_text(encoding="utf-8")
+    html = html.replace('href="/atlas/static/atlas.css"', 'href="atlas.css"')
+    html = html.replace('<script src="/atlas/static/atlas.js"></script>',
+                        '<script src="atlas_site.js"></script>\n<script src="atlas_search.js"></script>\n'
+                        '<script src="atlas.js"></script>')
+    home = (f'<a class="home" href="{_attribute(app_url)}" title="The app this map comes from">SBERT demo</a>'
+            if app_url else '<span class="home">SBERT demo</span>')
+    html = html.replace('<a class="home" href="/?tab=explore" title="Back to the app">SBERT demo</a>', home)
+    html = html.replace("<title>Corpus map · SBERT demo</title>", f"<title>{_text(title)} · corpus map</title>")
+    (folder / "index.html").write_text(html, encoding="utf-8")
+    for name in ("atlas.css", "atlas.js", "atlas_site.js", "atlas_search.js"):
+        shutil.copyfile(ASSETS / name, folder / name)
+    (folder / "site.json").write_text(json.dumps({"site": FORMAT, "map": atlas.id, "name": atlas.meta["name"]}),
+                                      encoding="utf-8")
+    (folder / "README.md").write_text(space_readme(title, atlas.n, [m["label"] for m in atlas.models]),
+                                      encoding="utf-8")
+
+
+def space_readme(title: str, sentences: int, models: Sequence[str]) -> str:
+    """The folder's README: a Static Space's front matter (uploading the folder makes the Space) and what it is."""
+    safe = " ".join(title.replace('"', "'").split())[:60] or "Corpus map"
+    return ("---\n"
+            f'title: "{safe}"\n'
+            "emoji: 🧭\ncolorFrom: indigo\ncolorTo: green\n"
+            "sdk: static\napp_file: index.html\npinned: false\n"
+            "---\n\n"
+            f"# {safe}\n\n"
+            f"A map of {sentences:,} sentences under {', '.join(models)}, published by sbert-demo "
+            "(`python -m sbert_demo publish`): hover a point to read it, lasso a group, compare how the models "
+            "group the same sentences, search by meaning. Everything runs in the browser from this folder.\n")
+
+
+def _attribute(value: str) -> str:
+    return _text(value).replace('"', "&quot;")
+
+
+def _text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

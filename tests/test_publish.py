@@ -1,0 +1,264 @@
+"""A corpus map published as a static folder (sbert_demo/publish): served by ``python -m http.server`` and
+opened in headless Chromium with every request that leaves that server aborted. The page draws, hovers,
+lassoes (the table against the points inside the polygon computed here), filters by words, exports the same
+CSV as the app's /export, compares the two models as the server would, and searches by meaning in the page
+with the static model (its tokens equal Hugging Face's, its query vectors within cosine 0.9999 of Python's,
+its results the exact search's). A damaged file gives a sentence, not a blank map.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import reset_singletons
+from test_atlas import TEXT_PROBLEMS, inside
+from test_browser import ARTIFACTS, free_port
+
+from sbert_demo.config import reload_settings
+
+pytestmark = pytest.mark.browser
+REPO = Path(__file__).resolve().parents[1]
+N = 1500
+TRICKY = ["Naïve café owners don't like Crème brûlée!", "東京は大きい都市です。", "A man   plays\tthe GUITAR...",
+          "supercalifragilisticexpialidocious" * 4, "x" * 120, "Emoji 🎸 and e-mail: a@b.c", "🎸🎸", "ÉCOLE Ǆemal Ωmega"]
+
+
+@dataclass
+class Published:
+    folder: Path
+    atlas: object
+    sentences: list[str]
+    queries: list[str]
+    query_vectors: np.ndarray  # Python's static-minilm vectors of the queries
+    query_ids: list[list[int]]  # Hugging Face's token ids of the queries
+    corpus_vectors: np.ndarray
+    shared: np.ndarray
+    disagree: dict
+    cache: Path
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
+    """STSb's first 1,500 sentences mapped with the static model distilled from MiniLM and GloVe, published;
+    what Python says of them kept for the page to be checked against (in a cache folder of this module's)."""
+    from sbert_demo.atlas import compare
+    from sbert_demo.atlas.store import publish
+    from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.data.corpora import Corpus, stsb_corpus
+    from sbert_demo.encoding import model_cache
+    from sbert_demo.encoding.encoder import encode
+    from sbert_demo.explore.corpus_map import map_corpus
+    from sbert_demo.publish.site import publish_map
+
+    root = tmp_path_factory.mktemp("publish")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {"SBERT_DEMO_CACHE": root / "cache", "SBERT_DEMO_MODELS": root / "models",
+                            "SBERT_DEMO_PRECISION": "fp32", "SBERT_DEMO_DEVICE": "cpu", "SBERT_DEMO_DATA": ""}.items():
+            patch.setenv(name, str(value))
+        reload_settings()
+        reset_singletons()
+        try:
+            corpus = stsb_corpus(REPO / "data")
+            sentences, labels = corpus.sentences[:N], corpus.labels[:N]
+            result = map_corpus(Corpus(f"stsb-{N}", sentences, labels, "source"), ["static-minilm", "glove-6b-50d"], 6)
+            atlas = publish(result)
+            site = publish_map(atlas, root / "site", app_url="http://127.0.0.1:7860/")
+            dev = sts_split("dev", REPO / "data")
+            queries = list(dict.fromkeys(dev.sentences1))[:60] + TRICKY
+            tokenizer = model_cache.load("static-minilm", precision="fp32", backend="torch").model[0].tokenizer
+            ids = [e.ids for e in tokenizer.encode_batch(queries, add_special_tokens=False)]
+            found = Published(site.folder, atlas, sentences, queries,
+                              encode("static-minilm", queries, use_cache=False).embeddings, ids,
+                              encode("static-minilm", sentences, use_cache=False).embeddings,
+                              compare.shared(atlas, 0, 1), compare.disagreements(atlas, 0, 1, top=20), root / "cache")
+        finally:
+            reset_singletons()
+    reload_settings()
+    return found
+
+
+@pytest.fixture(scope="module")
+def static_server(published: Published):
+    """``python -m http.server`` on the published folder: a plain static server, nothing else."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
+                               str(published.folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline and server.poll() is None, "python -m http.server did not start"
+            time.sleep(0.2)
+    yield url
+    server.terminate()
+    server.wait(10)
+
+
+def open_site(browser, url: str, size=(1366, 768)):
+    """A page on the published folder with every request that leaves its server aborted (and counted)."""
+    phone = size[0] < 640
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone,
+                                  accept_downloads=True)
+    left: list[str] = []
+
+    def only_the_folder(route) -> None:
+        if route.request.url.startswith(url):
+            route.continue_()
+        else:
+            left.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_the_folder)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    page.wait_for_selector("body[data-ready]")
+    return context, page, left, errors
+
+
+def test_the_folder_holds_the_page_its_data_and_a_static_spaces_front_matter(published: Published) -> None:
+    folder = published.folder
+    for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css", "data/meta.json",
+                 "data/points-0.f32", "data/clusters-1.u16", "data/labels.u16", "data/texts/0.json", "data/csv.json",
+                 "data/shared-0-1.u8", "data/disagree-0-1.json", "search/0/tokenizer.json", "search/0/rows.i8"):
+        assert (folder / name).is_file(), name
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("---\n") and "\nsdk: static\n" in readme and "\napp_file: index.html\n" in readme
+    meta = json.loads((folder / "data" / "meta.json").read_text(encoding="utf-8"))
+    assert meta["n"] == N and meta["search"] == [0] and meta["pairs"] == [[0, 1]]  # GloVe's page search: none
+    assert len(json.loads((folder / "data" / "texts" / "0.json").read_text(encoding="utf-8"))) == min(N, meta["chunk"])
+    for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css"):
+        text = (folder / name).read_text(encoding="utf-8")
+        assert "://" not in text.replace("http://127.0.0.1:7860/", ""), f"{name} names another address"
+    other = published.folder.parent / "not-a-site"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    from sbert_demo.publish.site import publish_map
+
+    with pytest.raises(ValueError, match="holds other files"):
+        publish_map(published.atlas, other)
+    assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_the_page_draws_hovers_lassoes_filters_exports_and_compares_from_its_files_alone(
+        browser, published: Published, static_server: str, tmp_path: Path) -> None:
+    atlas = published.atlas
+    polygon = [[-0.6, -0.6], [0.5, -0.7], [0.6, 0.4], [-0.5, 0.6]]
+    expected = inside(atlas.coords(0).reshape(-1, 2), polygon)
+    assert 30 < len(expected) < N
+    for size in ((1366, 768), (1280, 720), (390, 844)):
+        context, page, left, errors = open_site(browser, static_server, size)
+        assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
+        assert f"2 maps of {N:,} sentences drawn" in page.inner_text("#status")
+        row = int(expected[0])
+        x, y = page.evaluate(f"atlas.screenOf(0, {row})")
+        if size[0] < 640:
+            page.touchscreen.tap(x, y)
+        else:
+            page.mouse.move(x, y)
+        page.wait_for_selector("#tip:not([hidden])")
+        assert published.sentences[int(page.get_attribute("#tip", "data-row"))] in page.inner_text("#tip")
+        page.evaluate(f"atlas.lasso(0, {polygon})")
+        page.wait_for_selector("#selection:not([hidden])")
+        assert page.inner_text("#sel-title").startswith(f"{len(expected):,} sentences selected in ")
+        shown = [int(r) for r in page.eval_on_selector_all("#table tr[data-row]", "rs => rs.map(r => r.dataset.row)")]
+        server = atlas.selection(expected, page=0, size=50)
+        assert shown == [r["row"] for r in server["rows"]]
+        first_chips = page.inner_text("#counts")
+        assert server["counts"][0]["model"] in first_chips
+        assert page.evaluate(TEXT_PROBLEMS) == [], size
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"site-{size[0]}x{size[1]}.png"))  # look at them
+        if size == (1366, 768):
+            page.fill("#filter", "man")
+            wanted = atlas.selection(expected, page=0, size=50, query="man")
+            page.wait_for_function(f"document.querySelector('#page').innerText.includes('{wanted['matching']:,} shown')")
+            shown = [int(r) for r in page.eval_on_selector_all("#table tr[data-row]", "rs => rs.map(r => r.dataset.row)")]
+            assert shown == [r["row"] for r in wanted["rows"]] and 0 < wanted["matching"] < len(expected)
+            with page.expect_download() as started:
+                page.click("#export")
+            assert Path(started.value.path()).read_bytes() == atlas.csv(expected).encode("utf-8")  # the app's /export
+            page.select_option("#colour", "shared")
+            page.wait_for_function("atlas.state.shared && atlas.state.colour === 'shared'")
+            assert page.evaluate("Array.from(atlas.state.shared)") == published.shared.tolist()
+            page.click("#disagree")
+            page.wait_for_selector("#cmp-list li[data-row]")
+            rows = [int(r) for r in page.eval_on_selector_all("#cmp-list > li", "ls => ls.map(l => l.dataset.row)")]
+            assert rows == [r["row"] for r in published.disagree["rows"]]
+        assert left == [] and errors == [], (left, errors)
+        context.close()
+
+
+def test_search_by_meaning_runs_in_the_page_as_python_would(browser, published: Published, static_server: str) -> None:
+    context, page, left, errors = open_site(browser, static_server)
+    queries = json.dumps(published.queries)
+    ids = page.evaluate(f"Promise.all({queries}.map((q) => atlasSearch.tokenize(0, {N}, q)))")
+    assert ids == published.query_ids  # Hugging Face's WordPiece, token for token
+    vectors = np.array(page.evaluate(f"Promise.all({queries}.map((q) => atlasSearch.embed(0, {N}, q)))"))
+    python = published.query_vectors
+    known = np.linalg.norm(python, axis=1) > 0
+    cosines = (vectors[known] * python[known]).sum(axis=1)
+    assert cosines.min() >= 0.9999, cosines.min()
+    assert np.all(vectors[~known] == 0)  # no known token: no vector, as in Python
+    overlap = []
+    for i, query in enumerate(published.queries[:30]):
+        found = page.evaluate(f"atlasSearch.search(0, {N}, {json.dumps(query)}, 10)")
+        exact = np.argsort(-(published.corpus_vectors @ python[i]), kind="stable")[:10]
+        overlap.append(len({r["row"] for r in found["rows"]} & set(exact.tolist())) / 10)
+    assert np.mean(overlap) >= 0.95, overlap
+    page.fill("#query", "A man is playing a guitar.")
+    page.click("#search-go")
+    page.wait_for_selector("#results li[data-row]")
+    assert len(page.query_selector_all("#results li")) == 10
+    page.wait_for_function("atlas.state.selection && atlas.state.selection.length === 10")
+    assert "nearest “A man is playing a guitar.”" in page.inner_text("#status")
+    assert page.evaluate(TEXT_PROBLEMS) == []
+    page.screenshot(path=str(ARTIFACTS / "site-search-1366x768.png"))
+    assert left == [] and errors == [], (left, errors)
+    context.close()
+
+
+def test_a_damaged_file_says_so_on_the_page(browser, published: Published, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(published.folder, broken)
+    points = broken / "data" / "points-1.f32"
+    points.write_bytes(points.read_bytes()[:1000])  # an upload cut short
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
+                               str(broken)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        context, page, left, errors = open_site(browser, f"http://127.0.0.1:{port}/")
+        assert page.get_attribute("body", "data-ready") == "error"
+        assert "incomplete: points-1.f32 is missing or damaged" in page.inner_text("#status")
+        context.close()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_the_cli_publishes_the_latest_map(published: Published, tmp_path: Path) -> None:
+    env = {**os.environ, "SBERT_DEMO_CACHE": str(published.cache)}
+    done = subprocess.run([sys.executable, "-m", "sbert_demo", "publish", "--map", "latest", "--out",
+                           str(tmp_path / "again"), "--no-search"], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{N:,} sentences, 2 map(s)" in done.stdout and "search by meaning with no model" in done.stdout
+    assert not (tmp_path / "again" / "search").exists()
+    again = json.loads((tmp_path / "again" / "data" / "meta.json").read_text(encoding="utf-8"))
+    assert again["id"] == published.atlas.id and again["search"] == []
