@@ -16,7 +16,8 @@ candidate loaded first), so that a moment when the machine is busy hits every ca
 of ruining one. Its first timed round pays for input shapes it has not seen (which PyTorch bf16 pays
 dearly for), the others do not; its score is the time of its first round plus that of its *best* later
 round (as ``timeit`` counts: the best round is the one least disturbed; its **spread** is how far the
-second best is from it). A candidate whose later rounds disagree by more than half is timed again,
+second best is from it). The lossless path (reported numbers: thousands of sentences a run, whose shapes
+repeat) counts the best later round alone (:meth:`Measured.score`). A candidate whose later rounds disagree by more than half is timed again,
 beside the others. A candidate must keep the numbers: every
 pairwise cosine of the timed sentences (a cross-encoder: its score of each sentence with the next)
 within :data:`MAX_DRIFT` of PyTorch fp32's (ONNX artefacts pass their own, stricter checks when built,
@@ -55,8 +56,9 @@ from .devices import Hardware
 
 logger = logging.getLogger(__name__)
 
-FORMAT = "6"  # bump when the measurement or a candidate changes: older decisions are measured again
-# "5": the OpenVINO candidates; "6": interleaved rounds (spread, unsure paths, the date), no OpenVINO bf16 on AMX
+FORMAT = "7"  # bump when the measurement or a candidate changes: older decisions are measured again
+# "5": the OpenVINO candidates; "6": interleaved rounds (spread, unsure paths, the date), no OpenVINO bf16 on AMX;
+# "7": the lossless path scored on the best later round
 # The largest change of any of the 8,128 pairwise cosines of the timed sentences against PyTorch fp32.
 # What it stands for is STSb Spearman within 0.3 (fast) and 0.05 (lossless). Measured (Xeon, VNNI):
 # mpnet int8 with 8-bit weights 0.064 at Spearman +0.06 to +0.23, with every matrix in int8 0.217 at +0.47;
@@ -103,9 +105,17 @@ class Measured:
 
     @property
     def seconds(self) -> float:
-        """The score: the time of the first round and of the best later one for one sentence each (lower is
-        faster)."""
+        """The time of the first round and of the best later one for one sentence each (lower is faster)."""
         return 1 / self.cold + 1 / self.warm if self.cold and self.warm else float("inf")
+
+    def score(self, fast: bool) -> float:
+        """Seconds a sentence on the path's work (lower is faster). Fast (Explore: a few sentences a request, new
+        input shapes every time): the first round and the best later one. Lossless (reported numbers: thousands
+        of sentences a run, whose shapes repeat): the best later round; on STSb dev's 2,910 sentences every
+        runtime's first call ran within 10% of its best (Xeon with AMX, bench/encode.py)."""
+        if fast:
+            return self.seconds
+        return 1 / self.warm if self.warm else float("inf")
 
     @property
     def spread(self) -> float:
@@ -153,12 +163,19 @@ class Decision:
         """(the runner-up on the path, by how much the winner beat it, the larger spread of the two's rounds),
         e.g. (ONNX Runtime fp32, 0.31, 0.04): 31% faster, rounds within 4%. No runner-up: (None, inf, 0)."""
         path = "fast" if fast else "lossless"
-        allowed = sorted(_allowed(self.measured, path), key=lambda m: m.seconds)
+        allowed = sorted(_allowed(self.measured, path), key=lambda m: m.score(fast))
         if len(allowed) < 2:
             return None, float("inf"), 0.0
         winner, runner_up = allowed[0], allowed[1]
-        return (runner_up.candidate, runner_up.seconds / winner.seconds - 1,
+        return (runner_up.candidate, runner_up.score(fast) / winner.score(fast) - 1,
                 max(winner.spread, runner_up.spread))
+
+    def path_speedup(self, name: str, fast: bool) -> float | None:
+        """How much faster ``name`` is than PyTorch fp32 on the path's work (:meth:`Measured.score`)."""
+        found = {m.candidate.name: m for m in self.measured if m.refused is None}
+        if name not in found or REFERENCE.name not in found or found[name].score(fast) == float("inf"):
+            return None
+        return found[REFERENCE.name].score(fast) / found[name].score(fast)
 
     def unsure(self, fast: bool) -> bool:
         """Whether the path's winner beat the runner-up by less than their rounds disagree."""
@@ -169,7 +186,7 @@ class Decision:
         """One sentence for the path, e.g. "OpenVINO int8, 2.4x PyTorch fp32; 18% ahead of ONNX Runtime int8,
         rounds within 3%: sure"."""
         chosen = self.for_path(fast)
-        speedup = self.speedup(chosen.name)
+        speedup = self.path_speedup(chosen.name, fast)
         runner_up, margin, spread = self.margin(fast)
         said = f"{chosen.label}" + (f", {speedup:.2f}x {REFERENCE.label}" if speedup and chosen != REFERENCE else "")
         if runner_up is None:
@@ -268,7 +285,7 @@ def pick(measured: tuple[Measured, ...], fast: bool) -> Candidate:
     ('onnx-int8', 'torch-fp32')
     """
     allowed = _allowed(measured, "fast" if fast else "lossless")
-    return min(allowed, key=lambda m: m.seconds).candidate if allowed else REFERENCE
+    return min(allowed, key=lambda m: m.score(fast)).candidate if allowed else REFERENCE
 
 
 @memoize(maxsize=8)

@@ -1,0 +1,189 @@
+"""A published map (python -m sbert_demo publish) against its budgets, in headless Chromium against
+``python -m http.server`` with every request that leaves that server aborted.
+
+    python bench/publish.py [--sentences 100000] [--models static-minilm,all-MiniLM-L6-v2] [--queries 200]
+
+The corpus is every distinct sentence of the data that ships in ``data/`` (STS 2012-16, STSb, SICK, SNLI and
+MultiNLI dev and test), then, past those, the bench corpus of ``scripts/build_corpus.py`` where it was built
+(``--corpus FOLDER``). Mapped with the two models in this process (a cache folder of its own that links what
+this machine prepared), published, served and opened. Printed, each beside its budget (issue: 100,000
+sentences, a static model and MiniLM, with search):
+
+* **publish** — seconds from the finished map to the folder, and the folder's size (<= 100 MB);
+* **first paint** — from navigation to the maps drawn (<= 3 s), and the bytes downloaded by then (<= 10 MB);
+* **first answer** — the bytes downloaded until the first query's ten results are on the page (<= 40 MB);
+* **query** — milliseconds from a query to its ten results in the page, once its files are in (<= 300 ms),
+  the median of ``--queries`` STSb dev sentences;
+* **recall@10** — the page's search (int8 vectors) against exact fp32 search with the same model (>= 0.95).
+
+Prints the CPU first: the numbers belong to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def shipped_sentences(limit: int, extra: Path | None) -> list[str]:
+    """Distinct sentences of the data in ``data/`` (and of ``extra``'s Parquet files), up to ``limit``."""
+    import gzip
+
+    import pandas as pd
+
+    from sbert_demo.config import SHIPPED_DATA
+    from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.data.sts_sets import TABLE1_SETS, sts_set
+
+    found: dict[str, None] = {}
+    for split in ("train", "dev", "test"):
+        pairs = sts_split(split, SHIPPED_DATA)
+        found.update(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))
+    for name in TABLE1_SETS:
+        pairs = sts_set(name)
+        found.update(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))
+    for path in sorted((SHIPPED_DATA / "nli").glob("*.csv.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            table = pd.read_csv(handle)
+        for column in ("premise", "hypothesis", "sentence1", "sentence2"):
+            if column in table:
+                found.update(dict.fromkeys(str(t) for t in table[column].dropna()))
+    if extra is not None and len(found) < limit:
+        import pyarrow.parquet as pq
+
+        for path in sorted(extra.glob("*.parquet")):
+            found.update(dict.fromkeys(pq.read_table(path, columns=["text"]).column("text").to_pylist()))
+            if len(found) >= limit:
+                break
+    return [t for t in found if 3 <= len(t.strip())][:limit]
+
+
+def static_server(folder: Path) -> tuple[str, subprocess.Popen]:
+    from load import free_port
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
+                               str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return url, server
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("python -m http.server did not start")
+
+
+def in_chromium(url: str, n: int, m: int, queries: list[str]) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-background-networking"])
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        left: list[str] = []
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(url)
+                      else (left.append(route.request.url), route.abort()))
+        page = context.new_page()
+        page.set_default_timeout(300_000)
+        received: list[int] = []
+        page.on("requestfinished", lambda request: received.append(request.sizes()["responseBodySize"]))
+        started = time.perf_counter()
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        paint_s = time.perf_counter() - started
+        before_paint = sum(received)
+        page.fill("#query", queries[0])
+        page.click("#search-go")
+        page.wait_for_selector("#results li[data-row]")
+        page.wait_for_timeout(300)
+        before_answer = sum(received)
+        times = [page.evaluate(f"atlasSearch.search({m}, {n}, {query!r}, 10).then((f) => f.ms)") for query in queries]
+        assert not left, left
+        browser.close()
+    return {"paint_s": paint_s, "before_paint": before_paint, "before_answer": before_answer,
+            "query_ms": statistics.median(times), "query_p95_ms": float(np.percentile(times, 95))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sentences", type=int, default=100_000)
+    parser.add_argument("--models", default="static-minilm,all-MiniLM-L6-v2")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--corpus", type=Path, default=Path.home() / ".cache" / "sbert-demo" / "bench-corpus",
+                        help="scripts/build_corpus.py's folder: sentences past those in data/")
+    args = parser.parse_args()
+
+    from encode import cpu_line
+
+    from sbert_demo.config import SHIPPED_DATA
+    from sbert_demo.corpus.large_map import map_large_corpus
+    from sbert_demo.corpus.sources import LargeCorpus
+    from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.encoding.encoder import encode
+    from sbert_demo.explore.prepare import link_prepared
+    from sbert_demo.publish.search import recall_at
+    from sbert_demo.publish.site import publish_map
+
+    print(cpu_line(), flush=True)
+    sentences = shipped_sentences(args.sentences, args.corpus if args.corpus.is_dir() else None)
+    keys = [k.strip() for k in args.models.split(",")]
+    print(f"{len(sentences):,} distinct sentences (asked for {args.sentences:,}); models {', '.join(keys)}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="sbert-publish-") as folder:
+        import os
+
+        link_prepared(Path(folder) / "cache")
+        os.environ["SBERT_DEMO_CACHE"] = str(Path(folder) / "cache")
+        from sbert_demo.config import reload_settings
+
+        reload_settings()
+        started = time.perf_counter()
+        result = map_large_corpus(LargeCorpus("bench", sentences, None), keys, 20)
+        print(f"mapped in {time.perf_counter() - started:,.0f} s", flush=True)
+        from sbert_demo.atlas.store import publish
+
+        atlas = publish(result)
+        started = time.perf_counter()
+        site = publish_map(atlas, Path(folder) / "site")
+        publish_s = time.perf_counter() - started
+        print(f"publish: {publish_s:,.0f} s | {site.describe()} | budget 100 MB: "
+              f"{'met' if site.bytes <= 100e6 else 'NOT met'}", flush=True)
+        m = next(i for i, model in enumerate(atlas.models) if model["label"] in site.search)
+        dev = sts_split("dev", SHIPPED_DATA)
+        queries = list(dict.fromkeys(dev.sentences1))[:args.queries]
+        url, server = static_server(site.folder)
+        try:
+            seen = in_chromium(url, atlas.n, m, queries)
+        finally:
+            server.terminate()
+        key = atlas.models[m]["key"]
+        vectors = encode(key, sentences, fast=True).embeddings
+        recall = recall_at(vectors, encode(key, queries).embeddings)
+    for what, value, budget, met in (
+            ("first paint", f"{seen['paint_s']:.2f} s", "3 s", seen["paint_s"] <= 3),
+            ("downloaded before the first paint", f"{seen['before_paint'] / 1e6:.1f} MB", "10 MB",
+             seen["before_paint"] <= 10e6),
+            ("downloaded before the first answer", f"{seen['before_answer'] / 1e6:.1f} MB", "40 MB",
+             seen["before_answer"] <= 40e6),
+            (f"a query to its ten results ({key}, median of {len(queries)})",
+             f"{seen['query_ms']:.0f} ms (p95 {seen['query_p95_ms']:.0f})", "300 ms", seen["query_ms"] <= 300),
+            (f"recall@10 against exact fp32 search ({key})", f"{recall:.3f}", "0.95", recall >= 0.95)):
+        print(f"{what}: {value} | budget {budget}: {'met' if met else 'NOT met'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
