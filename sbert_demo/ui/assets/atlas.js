@@ -522,11 +522,11 @@
   // --- selection -----------------------------------------------------------------------------------
 
   function selectLasso(m, polygon) {
-    // the rows are those inside the polygon as the link writes it (6 decimals), so the link reopens them exactly
+    // the link writes each corner as JavaScript's shortest exact form of the number: reopened, it is the same
+    // polygon, so the same rows
     const started = performance.now();
-    const written = polygon.map(([x, y]) => [Number(x.toFixed(6)), Number(y.toFixed(6))]);
-    const rows = state.views[m].inside(written);
-    return select(rows, m, started, `lasso=${m}:${written.map(([x, y]) => `${x},${y}`).join(";")}`);
+    const rows = state.views[m].inside(polygon);
+    return select(rows, m, started, `lasso=${m}:${polygon.map(([x, y]) => `${x},${y}`).join(";")}`);
   }
 
   // The address always names the selection shown: its lasso, or its rows (a click in "Where they disagree",
