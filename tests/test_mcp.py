@@ -5,6 +5,7 @@ functions, and a bad argument gets the page's sentence (slow: it starts the app)
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +40,9 @@ def session(url: str, work):
                 await client.initialize()
                 return await work(client)
 
-    return asyncio.run(run())
+    # in a thread of its own: the run's one Chromium (Playwright's sync API) keeps an event loop in this one
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, run()).result()
 
 
 def test_the_tools_are_listed_with_what_they_do(mcp_url: str) -> None:

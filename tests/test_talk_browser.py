@@ -21,7 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import ARTIFACTS, REPO, free_port, serve
+from test_browser import ARTIFACTS, REPO, app_environment, free_port, serve
+
+from sbert_demo.explore.prepare import link_prepared
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -54,15 +56,14 @@ WATCH_EMPTY = """() => {
 
 
 @pytest.fixture(scope="module")
-def talk_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path) -> Iterator[tuple[str, Path]]:
-    """The app on a machine prepared for the talk (``prepare``: the talk's two models, every step kept,
-    its training run kept), as ``scripts/setup.sh`` leaves it."""
+def talk_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path,
+             prepared_cache: Path) -> Iterator[tuple[str, Path]]:
+    """The app on a machine prepared for the talk (the run's prepared cache, then ``prepare`` for the talk's two
+    models: every step kept, its training run kept), as ``scripts/setup.sh`` leaves it."""
     root = tmp_path_factory.mktemp("talk-app")
-    env = {**os.environ, "SBERT_DEMO_DATA": str(shipped_data), "SBERT_DEMO_CACHE": str(root / "cache"),
-           "SBERT_DEMO_MODELS": str(root / "models"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(root / "hf"),
-           "GRADIO_ANALYTICS_ENABLED": "False"}
-    for name in ("SBERT_DEMO_PRECISION", "SBERT_DEMO_BACKEND", "SBERT_DEMO_RUNTIME_CHOICE", "SBERT_DEMO_DEVICE",
-                 "SBERT_DEMO_FIT_SENTENCES", "GRADIO_SERVER_PORT", "SPACE_ID"):
+    link_prepared(root / "cache", prepared_cache)
+    env = app_environment(root, shipped_data)
+    for name in ("SBERT_DEMO_FIT_SENTENCES", "SBERT_DEMO_DEVICE"):
         env.pop(name, None)
     prepared = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--models",
                                "glove-6b-50d,all-MiniLM-L6-v2"], cwd=REPO, env=env, capture_output=True, text=True,

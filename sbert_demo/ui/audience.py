@@ -390,7 +390,8 @@ def build_tab() -> list[Refresher]:
     with gr.Accordion("Presenter: the board on the screen", open=True, elem_id="board-presenter"):
         with gr.Row(equal_height=True):
             model = gr.Dropdown(model_choices(available_only=True, needs=EMBEDS), value=NAIVE_MODEL,
-                                label="Model (switch it live: the board re-projects)", elem_id="board-model", scale=3)
+                                label="Model (switch it live: the board re-projects)", elem_id="board-model", scale=3,
+                                min_width=320)  # on a phone the button goes below: the model's name stays whole
             create = gr.Button("Create a board", variant="primary", scale=1, elem_id="board-create")
         with gr.Row(equal_height=False):  # the QR code beside the map: one projector screen
             with gr.Column(scale=1, min_width=320):

@@ -252,10 +252,11 @@ def room_status(room: dict, pictures=()) -> str:
 
 @user_errors
 def start_room(request: gr.Request) -> tuple:
-    """A board for the room under the siamese model: (the room, its status, the timer on)."""
+    """A board for the room under the siamese model: (the room, its status, the timer on, "CODE:SECRET" for the
+    browser to keep for this tab, so that a reload keeps the board)."""
     board = board_store().create(SIAMESE)
     room = {"code": board.code, "secret": board.secret, "base": page_address(request)}
-    return room, room_status(room), gr.update(active=True)
+    return room, room_status(room), gr.update(active=True), f"{board.code}:{board.secret}"
 
 
 def room_from_link(remembered: str | None, request: gr.Request) -> tuple:
@@ -296,16 +297,16 @@ def page_roles(request: gr.Request) -> tuple[str, str | None, dict]:
     return secrets.token_urlsafe(12), followed, gr.update(active=followed is not None)
 
 
-def step_changed(step: int | None, token: str | None, followed: str | None) -> tuple:
-    """A step change: a presenter's is published for the phones that follow it; a follower that moved to
-    another step than the presenter's by itself leaves follow mode. (whom it follows, the follow timer)."""
-    if not followed:
-        if token:
-            presenters.put(token, step)
-        return gr.skip(), gr.skip()
-    if followed in presenters and presenters.get(followed) not in (step, None):
-        return None, gr.update(active=False)
-    return gr.skip(), gr.skip()
+def publish_step(step: int | None, token: str | None, followed: str | None) -> None:
+    """A presenter's step change, for the phones that follow it (a follower publishes nothing)."""
+    if token and not followed:
+        presenters.put(token, step)
+
+
+def leave_follow(followed: str | None) -> tuple:
+    """A follower that moves by itself (a key, Back or Next, a step chosen) leaves follow mode: (whom it follows,
+    the follow timer)."""
+    return (None, gr.update(active=False)) if followed else (gr.skip(), gr.skip())
 
 
 def follow_presenter(followed: str | None, step: int | None) -> int | None:
@@ -421,12 +422,12 @@ def build_tab() -> TabParts:
     # The QR code when the page opens, and again at each step (it opens the room's phones at that step).
     gr.on([step.change, room.change], follow_along, [step, room, token, followed], qr_card, **QUIET)
     opened.then(follow_along, [step, room, token, followed], qr_card, **QUIET)
-    opened.then(step_changed, [step, token, followed], [followed, follow_timer], **QUIET)
-    step.change(step_changed, [step, token, followed], [followed, follow_timer], **QUIET)
+    opened.then(publish_step, [step, token, followed], None, **QUIET)
+    step.change(publish_step, [step, token, followed], None, **QUIET)
+    gr.on([forward.click, back.click, step.input], leave_follow, followed, [followed, follow_timer], **QUIET)
     follow_timer.tick(follow_presenter, [followed, step], step, show_progress="hidden", api_visibility="private",
                       concurrency_id="talk-follow", concurrency_limit=None)
     gr.on(None, room_from_link, remembered, [room, room_status, room_timer, link_problem], js=REMEMBERED_JS, **QUIET)
-    room.change(None, room, None, js=REMEMBER_JS, **QUIET)
     gr.on([step.change, room.change, link_problem.change], room_controls, [step, room, link_problem],
           [start, room_timer, shown_key, room_status], **QUIET)
     step.change(None, step, js="(s) => window.sbertDemoStepInUrl(s)", **QUIET)  # the address follows the step
@@ -445,9 +446,10 @@ def build_tab() -> TabParts:
            concurrency_id="board").success(None, None, [layout, stamp], js=STAMP_JS, **QUIET).then(
         show_step, [step, room, layout, stamp], shown, show_progress="hidden", api_visibility="private",
         concurrency_id="talk")
-    action([start.click], start_room, None, [room, room_status, room_timer], failures_to=failure,
+    action([start.click], start_room, None, [room, room_status, room_timer, remembered], failures_to=failure,
            api_visibility="private", concurrency_id="board").success(
         lambda: gr.update(visible=False), None, start, **QUIET).success(
+        None, remembered, None, js=REMEMBER_JS, **QUIET).success(  # kept by the browser: a reload keeps the board
         None, js="() => window.sbertDemoQr('show')", **QUIET)  # the room scans first; Q hides it
     room_timer.tick(room_tick, [step, room, shown_key], [room_status, left, right, shown_key],
                     show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",

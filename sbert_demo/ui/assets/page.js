@@ -52,11 +52,11 @@
   };
   window.sbertDemoTalkRoom = (room) => {
     // The presenter's board for this tab (sessionStorage: kept over a reload, never in the address bar a
-    // projector shows): with a room, keep it; without, the kept "CODE:SECRET" (ui/talk.py's room_from_link).
+    // projector shows): given "CODE:SECRET", keep it; without, the kept one (ui/talk.py's room_from_link).
     const name = "sbert-demo-talk-room";
     try {
       if (room === undefined) { return window.sessionStorage.getItem(name) || ""; }
-      if (room && room.code && room.secret) { window.sessionStorage.setItem(name, `${room.code}:${room.secret}`); }
+      if (typeof room === "string" && room.includes(":")) { window.sessionStorage.setItem(name, room); }
     } catch (error) { /* storage switched off: a reload then starts without the board */ }
     return room === undefined ? "" : [];
   };
