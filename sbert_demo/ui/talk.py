@@ -252,11 +252,17 @@ def room_status(room: dict, pictures=()) -> str:
 
 @user_errors
 def start_room(request: gr.Request) -> tuple:
-    """A board for the room under the siamese model: (the room, its status, the timer on, "CODE:SECRET" for the
-    browser to keep for this tab, so that a reload keeps the board)."""
+    """A board for the room under the siamese model: (the room, the timer on, "CODE:SECRET" for the browser to
+    keep for this tab, so that a reload keeps the board). Its status shows once the browser has kept it
+    (:func:`show_room`)."""
     board = board_store().create(SIAMESE)
     room = {"code": board.code, "secret": board.secret, "base": page_address(request)}
-    return room, room_status(room), gr.update(active=True), f"{board.code}:{board.secret}"
+    return room, gr.update(active=True), f"{board.code}:{board.secret}"
+
+
+def show_room(room: dict | None) -> tuple:
+    """The started board's status, and the Start button gone."""
+    return (room_status(room) if room else gr.skip()), gr.update(visible=False)
 
 
 def room_from_link(remembered: str | None, request: gr.Request) -> tuple:
@@ -446,10 +452,10 @@ def build_tab() -> TabParts:
            concurrency_id="board").success(None, None, [layout, stamp], js=STAMP_JS, **QUIET).then(
         show_step, [step, room, layout, stamp], shown, show_progress="hidden", api_visibility="private",
         concurrency_id="talk")
-    action([start.click], start_room, None, [room, room_status, room_timer, remembered], failures_to=failure,
+    action([start.click], start_room, None, [room, room_timer, remembered], failures_to=failure,
            api_visibility="private", concurrency_id="board").success(
-        lambda: gr.update(visible=False), None, start, **QUIET).success(
         None, remembered, None, js=REMEMBER_JS, **QUIET).success(  # kept by the browser: a reload keeps the board
+        show_room, room, [room_status, start], **QUIET).success(
         None, js="() => window.sbertDemoQr('show')", **QUIET)  # the room scans first; Q hides it
     room_timer.tick(room_tick, [step, room, shown_key], [room_status, left, right, shown_key],
                     show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",
