@@ -107,7 +107,7 @@ def bench_model(key: str, pairs, batch_size: int, repeats: int, rates: dict | No
                    and (fast or not n.endswith("int8"))]
         fastest = max(allowed, key=lambda n: best[n])
         # the bench's own spread: how far each one's second-best repeat is from its best
-        spread = max(_spread(every[chosen]), _spread(every[fastest]))
+        spread = max(runtime_choice.round_spread(every[chosen], 0.0), runtime_choice.round_spread(every[fastest], 0.0))
         behind = 1 - best[chosen] / best[fastest]
         agree = ("agrees with the fastest printed" if chosen == fastest else
                  f"{behind:.0%} behind the fastest printed ({labels[fastest]}), "
@@ -117,11 +117,6 @@ def bench_model(key: str, pairs, batch_size: int, repeats: int, rates: dict | No
                      f"{best[chosen] / best['plain']:.2f}x | {agree}")
         lines.append(f"{key}     probe's verdict: {decision.verdict(fast)}")
     return lines
-
-
-def _spread(rates: list[float]) -> float:
-    top = sorted(rates, reverse=True)[:2]
-    return (top[0] - top[1]) / top[0] if len(top) == 2 else 0.0
 
 
 def bench_static(key: str, pairs, batch_size: int, repeats: int, reference: tuple[str, float]) -> list[str]:

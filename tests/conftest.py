@@ -32,11 +32,13 @@ Fixtures for models and data:
 ``tiny_sts_dir``       a data folder with ``stsbenchmark/sts-{train,dev,test}.csv`` in the original
                        tab-separated format (``TINY_STS`` holds its rows).
 ``mpnet_joined``       (session) all-mpnet-base-v2 joined once per session (~4 s) in its own cache.
-``prepared_cache``     (session) a cache folder made ready once per run by ``python -m sbert_demo prepare``
+``prepared_cache``     (session) a cache folder made ready once per run (one for every pytest-xdist worker, under a
+                       file lock) by ``python -m sbert_demo prepare``
                        (mpnet joined, runtimes measured, ONNX/OpenVINO artefacts built, UMAP compiled): every
                        app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
                        machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
-``browser``            (session) one headless Chromium for the run; each test opens its own context.
+``browser``            (session) one headless Chromium for the run (the browser tests all run in one worker, see
+                       ``GRADIO_PAGES``); each test opens its own context.
 ``app_url``            (session) the fast app (tiny STS data, the prepared cache), shared by the browser tests.
 ``mpnet_in_cache``     links that join into this test's cache folder, so per-test caches stay
                        fresh without re-joining.
@@ -116,6 +118,42 @@ def pytest_configure(config: pytest.Config) -> None:
     # not hang on timings; the measured choice (the default) is tested in tests/test_runtime_choice.py
     # and runs in the app started as the README says (tests/test_out_of_the_box.py).
     os.environ.setdefault("SBERT_DEMO_RUNTIME_CHOICE", "rules")
+
+
+# Files whose tests drive pages of a Gradio app: under pytest-xdist (scripts/test.sh) one unit of work, run in one
+# worker one after another as they would run alone (one Chromium, the run's apps started once, no two pages timing
+# each other's events). Every other file is a unit of its own; a browser test outside these files drives a page no
+# Gradio app serves (the map view, a published folder) and says so with ``@pytest.mark.static_page``.
+GRADIO_PAGES = frozenset({"test_audience_browser.py", "test_browser.py", "test_journey.py", "test_out_of_the_box.py",
+                          "test_screens_browser.py", "test_talk_browser.py", "test_why_browser.py"})
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile``, with the Gradio pages' files together as one unit of work."""
+    if config.getoption("dist", "no") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "gradio pages" if Path(path).name in GRADIO_PAGES else path
+
+    return ByFile(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every browser test is a Gradio page's (its file in ``GRADIO_PAGES``) or a static page's (marked). Under
+    pytest-xdist the Gradio pages first, then the files with a static page's test, then the rest: the long work
+    starts first."""
+    loose = sorted({item.path.name for item in items if item.get_closest_marker("browser")
+                    and item.path.name not in GRADIO_PAGES and not item.get_closest_marker("static_page")})
+    if loose:
+        raise pytest.UsageError(f"Browser tests in {', '.join(loose)}: add the file to GRADIO_PAGES in "
+                                "tests/conftest.py, or mark a static page's test @pytest.mark.static_page")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        pages = {item.path for item in items if item.get_closest_marker("static_page")}
+        items.sort(key=lambda item: 0 if item.path.name in GRADIO_PAGES else 1 if item.path in pages else 2)  # stable
 
 
 _UNSET = ("SBERT_DEMO_ALLOW_TRAINING", "SBERT_DEMO_MAX_MODELS", "SBERT_DEMO_MAX_MODEL_MB", "SBERT_DEMO_DATASET_ROOTS",
@@ -357,12 +395,26 @@ def prepared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from test_browser import app_environment
 
-    root = tmp_path_factory.mktemp("prepared")
-    env = app_environment(root, SHIPPED_DATA)  # what the apps run with: their runtimes are the ones prepared
-    done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark"],
-                          cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
-    assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    from filelock import FileLock
+
+    root = run_folder(tmp_path_factory) / "prepared"
+    with FileLock(f"{root}.lock"):  # the first worker prepares; another one waits for it and links the same folder
+        if not (root / "prepared.ok").is_file():
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir()
+            env = app_environment(root, SHIPPED_DATA)  # what the apps run with: their runtimes are the ones prepared
+            done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark"],
+                                  cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
+            assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+            (root / "prepared.ok").write_text("ok\n", encoding="utf-8")
     return root / "cache"
+
+
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder the whole run shares: pytest's base folder, or its parent where each pytest-xdist worker has its
+    own (``.../pytest-N/popen-gw0``), so that what is made once per run is made once for every worker."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")
@@ -382,3 +434,4 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path):
 
     root = tmp_path_factory.mktemp("browser-app")
     yield from start_app(root, write_tiny_sts(root / "data"), "server-fast.log", prepared=prepared_cache)
+

@@ -218,6 +218,7 @@ def inside(xy: np.ndarray, polygon: list[list[float]]) -> np.ndarray:
 
 
 @pytest.mark.browser
+@pytest.mark.static_page
 def test_the_page_draws_hovers_lassoes_compares_and_exports(browser, atlas_server, shipped_sentences, tmp_path) -> None:
     from sbert_demo.data.corpora import Corpus
     from sbert_demo.explore.corpus_map import map_corpus
@@ -350,6 +351,7 @@ def test_the_corpus_tab_reads_a_hugging_face_dataset(tmp_path, shipped_sentences
 
 @pytest.mark.slow
 @pytest.mark.browser
+@pytest.mark.static_page
 def test_the_page_at_scale_draws_and_lassoes_three_hundred_thousand_points(browser, atlas_server) -> None:
     """The map view with 300,000 points per model (two models, synthetic clusters, real page): drawn, a
     lasso of a tenth of them counted exactly and greyed in the other map, the table filled."""

@@ -26,7 +26,7 @@ from test_browser import ARTIFACTS, free_port
 
 from sbert_demo.config import reload_settings
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.static_page]
 REPO = Path(__file__).resolve().parents[1]
 N = 1500
 TRICKY = ["Naïve café owners don't like Crème brûlée!", "東京は大きい都市です。", "A man   plays\tthe GUITAR...",

@@ -245,3 +245,25 @@ def test_an_unsure_decision_is_measured_again_when_idle(tiny_sbert_in_models, me
     assert len(again.measured[0].rounds) == 2 * len(first.measured[0].rounds)
     assert list(verdicts) == [tiny_sbert_in_models] and verdicts[tiny_sbert_in_models].startswith("lossless ")
     assert remeasure.unsure([tiny_sbert_in_models]) == []
+
+
+def test_the_models_tab_says_what_each_path_runs_on_and_its_speed_up_on_that_paths_work(tiny_sbert_in_models,
+                                                                                       measuring) -> None:
+    assert model_cache.runtime_summary(tiny_sbert_in_models) == ("measured on first use (python -m sbert_demo "
+                                                                "prepare does it ahead)")
+    encode(tiny_sbert_in_models, TEXTS, use_cache=False)
+    decision = model_cache.kept_decision(tiny_sbert_in_models)
+    summary = model_cache.runtime_summary(tiny_sbert_in_models)
+    assert measuring == [1]  # read from the kept decision, never measured for the table
+    for fast, label in ((False, "numbers: "), (True, "; maps: ")):
+        chosen = decision.for_path(fast)
+        if fast and chosen == decision.for_path(False):
+            assert label not in summary
+            continue
+        said = f"{label}{chosen.label}, {decision.rate(chosen.name):,.0f} sentences/s"
+        speedup = decision.path_speedup(chosen.name, fast)
+        if chosen != runtime_choice.REFERENCE:
+            said += f" ({speedup:.2f}x {runtime_choice.REFERENCE.label})"
+        assert said in summary, (said, summary)
+    assert f"measured {decision.decided[:10]}" in summary
+    assert model_cache.runtime_summary("glove-6b-50d").endswith("nothing to speed up)")

@@ -305,13 +305,13 @@ def runtime_summary(model: ModelEntry | str | loading.ResolvedModel, registry: R
         return "measured on first use (python -m sbert_demo prepare does it ahead)"
     lossless, fast = decision.for_path(False), decision.for_path(True)
 
-    def rated(candidate: runtime_choice.Candidate) -> str:
-        rate, speedup = decision.rate(candidate.name), decision.speedup(candidate.name)
+    def rated(candidate: runtime_choice.Candidate, fast: bool) -> str:  # the speed-up on the path's own work
+        rate, speedup = decision.rate(candidate.name), decision.path_speedup(candidate.name, fast)
         return (f"{candidate.label}" + (f", {rate:,.0f} sentences/s" if rate else "")
                 + (f" ({speedup:.2f}x {runtime_choice.REFERENCE.label})" if speedup and candidate != runtime_choice.REFERENCE
                    else ""))
 
     unsure = decision.unsure(False) or decision.unsure(True)
-    return (f"numbers: {rated(lossless)}" + ("" if fast == lossless else f"; maps: {rated(fast)}")
+    return (f"numbers: {rated(lossless, False)}" + ("" if fast == lossless else f"; maps: {rated(fast, True)}")
             + (f"; measured {decision.decided[:10]}" if decision.decided else "")
             + ("; unsure: measured again when idle" if unsure else ""))

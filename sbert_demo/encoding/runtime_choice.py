@@ -44,7 +44,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -91,6 +91,13 @@ class Candidate:
 REFERENCE = Candidate("torch", "fp32")
 
 
+def round_spread(rates: Sequence[float], single: float = 1.0) -> float:
+    """(best - second best) / best of ``rates`` (sentences per second): how far a best round may be from the truth;
+    ``single`` where there are fewer than two rounds."""
+    best = sorted(rates, reverse=True)[:2]
+    return (best[0] - best[1]) / best[0] if len(best) == 2 and best[0] else single
+
+
 @dataclass(frozen=True)
 class Measured:
     """One candidate on the probe: sentences/s on its first timed round (input shapes it has not seen) and on
@@ -121,8 +128,7 @@ class Measured:
     def spread(self) -> float:
         """How far its best round may be from the truth: (best - second best) / best over its later rounds (a
         round slowed by a busy moment does not count; two best rounds that agree do), 1 for a single round."""
-        best = sorted(self.rounds, reverse=True)[:2]
-        return (best[0] - best[1]) / best[0] if len(best) == 2 and best[0] else 1.0
+        return round_spread(self.rounds)
 
     def joined(self, other: Measured) -> Measured:
         """Both measurements' rounds together (the best of each kept): what measuring again adds."""
