@@ -18,6 +18,8 @@ from .common import action, user_errors
 from .model_select import Refresher
 
 HEADERS = ["key", "label", "family", "kind", "dimension", "available", "loads from / why not", "runs here on"]
+COLUMN_WIDTHS = ["17%", "11%", "10%", "16%", "8%", "8%", "15%", "15%"]  # one per column; keys and kinds whole
+assert len(COLUMN_WIDTHS) == len(HEADERS)
 POOLING_CHOICES = [("mean of token vectors", "mean"), ("[CLS] token", "cls"), ("max over tokens", "max")]
 assert [value for _, value in POOLING_CHOICES] == list(POOLINGS)
 
@@ -58,7 +60,7 @@ def build_tab() -> list[Refresher]:
                     "here (in `models/`).", elem_classes="tab-intro")
         refresh = gr.Button("Refresh", size="sm", scale=0, min_width=110, elem_id="models-refresh")
     table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, show_label=False,
-                         column_widths=["17%", "15%", "10%", "16%", "8%", "8%", "26%"], elem_id="models-table")
+                         column_widths=COLUMN_WIDTHS, elem_id="models-table")
     gr.Markdown("### Add a model", elem_classes="section-title")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
