@@ -242,7 +242,9 @@ def test_an_unsure_decision_is_measured_again_when_idle(tiny_sbert_in_models, me
                                              idle=lambda: asked.append(1) or len(asked) > 1)
     assert measuring == [1, 1] and len(asked) == 2  # waited for an idle machine, then measured once: now sure
     again = model_cache.kept_decision(tiny_sbert_in_models)
-    assert len(again.measured[0].rounds) == 2 * len(first.measured[0].rounds)
+    kept, joined = first.measured[0].rounds, again.measured[0].rounds
+    # the new rounds joined the kept ones (a busy moment adds extra rounds to a measurement: at least as many)
+    assert joined[:len(kept)] == kept and len(joined) >= 2 * len(kept)
     assert list(verdicts) == [tiny_sbert_in_models] and verdicts[tiny_sbert_in_models].startswith("lossless ")
     assert remeasure.unsure([tiny_sbert_in_models]) == []
 
