@@ -37,8 +37,8 @@ Fixtures for models and data:
                        (mpnet joined, runtimes measured, ONNX/OpenVINO artefacts built, UMAP compiled): every
                        app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
                        machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
-``browser``            (session) one headless Chromium for the run (the browser tests all run in one worker, see
-                       ``GRADIO_PAGES``); each test opens its own context.
+``browser``            (session) one headless Chromium for the run (under pytest-xdist one for each worker that runs
+                       browser tests: the Gradio pages' all in one, see ``GRADIO_PAGES``); each test opens its own context.
 ``app_url``            (session) the fast app (tiny STS data, the prepared cache), shared by the browser tests.
 ``mpnet_in_cache``     links that join into this test's cache folder, so per-test caches stay
                        fresh without re-joining.
@@ -434,4 +434,3 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path):
 
     root = tmp_path_factory.mktemp("browser-app")
     yield from start_app(root, write_tiny_sts(root / "data"), "server-fast.log", prepared=prepared_cache)
-

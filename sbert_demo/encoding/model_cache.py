@@ -305,8 +305,8 @@ def runtime_summary(model: ModelEntry | str | loading.ResolvedModel, registry: R
         return "measured on first use (python -m sbert_demo prepare does it ahead)"
     lossless, fast = decision.for_path(False), decision.for_path(True)
 
-    def rated(candidate: runtime_choice.Candidate, fast: bool) -> str:  # the speed-up on the path's own work
-        rate, speedup = decision.rate(candidate.name), decision.path_speedup(candidate.name, fast)
+    def rated(candidate: runtime_choice.Candidate, on_maps: bool) -> str:  # the speed-up on the path's own work
+        rate, speedup = decision.rate(candidate.name), decision.path_speedup(candidate.name, on_maps)
         return (f"{candidate.label}" + (f", {rate:,.0f} sentences/s" if rate else "")
                 + (f" ({speedup:.2f}x {runtime_choice.REFERENCE.label})" if speedup and candidate != runtime_choice.REFERENCE
                    else ""))
