@@ -128,6 +128,7 @@ GRADIO_PAGES = frozenset({"test_audience_browser.py", "test_browser.py", "test_j
                           "test_screens_browser.py", "test_talk_browser.py", "test_why_browser.py"})
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: an environment without it (the 3.10 set) still runs
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """``--dist loadfile``, with the Gradio pages' files together as one unit of work."""
     if config.getoption("dist", "no") != "loadfile":
