@@ -34,7 +34,8 @@ Fixtures for models and data:
 ``mpnet_joined``       (session) all-mpnet-base-v2 joined once per session (~4 s) in its own cache.
 ``prepared_cache``     (session) a cache folder made ready once per run (one for every pytest-xdist worker, under a
                        file lock) by ``python -m sbert_demo prepare``
-                       (mpnet joined, runtimes measured, ONNX/OpenVINO artefacts built, UMAP compiled): every
+                       (mpnet joined, the runtimes the CPU-flag rules pick built, ONNX/OpenVINO artefacts included,
+                       UMAP compiled; runtimes chosen by measuring are tests/test_runtime_choice.py's): every
                        app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
                        machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
 ``browser``            (session) one headless Chromium for the run (under pytest-xdist one for each worker that runs

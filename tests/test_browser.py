@@ -50,6 +50,13 @@ def start_app(root: Path, data_dir: Path, log_name: str, arguments: tuple[str, .
     yield from serve(app_environment(root, data_dir), ["--port", str(free_port()), *arguments], log_name)
 
 
+def log_file(log_name: str) -> Path:
+    """Where an app's log goes: ``test-artifacts/<log_name>``, or ``<stem>-gw0.log`` in pytest-xdist's worker gw0
+    (each worker may start the same app)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return ARTIFACTS / (f"{Path(log_name).stem}-{worker}{Path(log_name).suffix}" if worker else log_name)
+
+
 def app_environment(root: Path, data_dir: Path) -> dict[str, str]:
     """The environment a test's app runs with: its own cache and models folders under ``root``, no Hub."""
     env = {**os.environ, "SBERT_DEMO_DATA": str(data_dir), "SBERT_DEMO_CACHE": str(root / "cache"),
@@ -69,14 +76,14 @@ def launch(env: dict[str, str], arguments: list[str], log_name: str, python: str
     """
     port = arguments[arguments.index("--port") + 1] if "--port" in arguments else port or "7860"
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / log_name, "a", encoding="utf-8")
+    log = open(log_file(log_name), "a", encoding="utf-8")
     server = subprocess.Popen([python, "app.py", *arguments], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     log.close()  # the child keeps its own handle
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + timeout
     while True:
         if server.poll() is not None:
-            pytest.fail(f"app.py exited with {server.returncode}; see {ARTIFACTS / log_name}")
+            pytest.fail(f"app.py exited with {server.returncode}; see {log_file(log_name)}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
@@ -85,14 +92,14 @@ def launch(env: dict[str, str], arguments: list[str], log_name: str, python: str
             pass
         if time.monotonic() > deadline:
             server.kill()
-            pytest.fail(f"app.py did not answer within {timeout:.0f} s; see {ARTIFACTS / log_name}")
+            pytest.fail(f"app.py did not answer within {timeout:.0f} s; see {log_file(log_name)}")
         time.sleep(0.5)
 
 
 def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str = sys.executable,
           cwd: Path = REPO, timeout: float = 120, port: str | None = None) -> Iterator[str]:
     """:func:`launch`, yield its URL, and stop the app afterwards."""
-    (ARTIFACTS / log_name).unlink(missing_ok=True)
+    log_file(log_name).unlink(missing_ok=True)
     server, url = launch(env, arguments, log_name, python, cwd, timeout, port)
     RUNNING.append(server)
     try:
@@ -106,15 +113,22 @@ def serve(env: dict[str, str], arguments: list[str], log_name: str, python: str 
             server.kill()
 
 
+PAGE_EVENTS: dict[int, list[str]] = {}  # id(page) -> its console messages and failed requests
+
+
 def server_state(page, selector: str, log_name: str) -> str:
     """The page's status text and the app's log tail, every thread's stack in it (app.py dumps them on SIGUSR1)."""
     status = page.inner_text(selector) if page.query_selector(selector) else "(no status)"
+    shown = page.evaluate("""() => [...document.querySelectorAll('.progress-box, .pending, .wrap.default, button[disabled]')]
+        .filter(e => e.offsetParent !== null).map(e => `${e.id || e.className}: ${e.innerText.slice(0, 160)}`)""")
+    heard = PAGE_EVENTS.get(id(page), [])
     for server in RUNNING:
         if server.poll() is None and hasattr(signal, "SIGUSR1"):
             server.send_signal(signal.SIGUSR1)
     time.sleep(1)
-    log = (ARTIFACTS / log_name).read_text(encoding="utf-8", errors="replace") if (ARTIFACTS / log_name).is_file() else ""
-    return f"status {status!r}; the app's log ends:\n{log[-6000:]}"
+    log = log_file(log_name).read_text(encoding="utf-8", errors="replace") if log_file(log_name).is_file() else ""
+    return (f"status {status!r}; shown {shown!r}; the page's console and failed requests: {heard[-30:]!r}; "
+            f"the app's log ends:\n{log[-6000:]}")
 
 
 def open_page(browser, url: str, timeout_ms: int = 60_000, viewport: dict | None = None):
@@ -122,6 +136,9 @@ def open_page(browser, url: str, timeout_ms: int = 60_000, viewport: dict | None
     to another tab may have hidden it already): (context, page)."""
     context = browser.new_context(viewport=viewport or VIEWPORT)
     page = context.new_page()
+    heard = PAGE_EVENTS.setdefault(id(page), [])  # what server_state reports when a wait runs out
+    page.on("console", lambda message: heard.append(f"{message.type}: {message.text[:300]}"))
+    page.on("requestfailed", lambda request: heard.append(f"failed {request.method} {request.url[:200]}"))
     page.set_default_timeout(timeout_ms)
     page.goto(url)
     page.wait_for_selector("#explore-run", state="attached")

@@ -242,6 +242,9 @@ def test_the_talks_training_lives_in_the_cache_and_is_replayed(isolated, monkeyp
     jobs.wait(300)
     run = talk_training.current(jobs)
     assert run.finished, run
+    record = next((isolated.cache_dir / "talk").glob("training-*.json"))
+    written = record.stat().st_mtime_ns
+    assert talk_training.current(jobs) == run and record.stat().st_mtime_ns == written  # a poll writes nothing again
     assert (users_model / "mine.txt").read_text(encoding="utf-8") == "a user's model"
     assert not (users_model / "modules.json").exists()
     assert (talk_training.models_folder() / talk_training.TALK_MODEL / "modules.json").is_file()

@@ -1,5 +1,9 @@
-"""The talk on stage, in headless Chromium (slow: the machine is prepared first, as setup.sh does).
+"""The talk on stage, in headless Chromium (slow), on one app for the whole module.
 
+* **Cold start**: on a prepared machine that has not seen the talk, the presenter walks the computed steps
+  while the app computes them (Table 1 with MiniLM on seven sets, the cost, the training run); a step link
+  opens its step; then ``prepare``, as ``scripts/setup.sh`` runs it, finds every step kept. The tests below
+  open the steps the walk computed, as on a machine ``setup.sh`` prepared.
 * **Rehearsal**: the presenter view at 1280x720 goes through all eight steps forward and back with key
   presses 0.3 s apart, is reloaded in the middle of step 7, and gets a burst of random key presses;
   after each, the step on screen, in the address and in the QR code's link agree, and the step is the
@@ -12,18 +16,20 @@
 
 from __future__ import annotations
 
-import os
+import json
 import random
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import ARTIFACTS, REPO, app_environment, free_port, serve
+from test_browser import (ARTIFACTS, PROJECTORS, REPO, app_environment, assert_fits_each_projector, free_port,
+                          log_file, open_page, serve, shoot)
 
-from sbert_demo.explore.prepare import link_prepared
+from sbert_demo.explore.prepare import PREPARED_PARTS, link_prepared
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -56,22 +62,21 @@ WATCH_EMPTY = """() => {
 
 
 @pytest.fixture(scope="module")
-def talk_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path,
-             prepared_cache: Path) -> Iterator[tuple[str, Path]]:
-    """The app on a machine prepared for the talk (the run's prepared cache, then ``prepare`` for the talk's two
-    models: every step kept, its training run kept), as ``scripts/setup.sh`` leaves it."""
+def talk_env(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> dict[str, str]:
+    """A prepared machine (the run's prepared cache: runtimes, artefacts, UMAP) that has not seen the talk: no
+    embeddings, no fitted fixes, no step computed. The module's first test walks the talk from it, cold."""
     root = tmp_path_factory.mktemp("talk-app")
-    link_prepared(root / "cache", prepared_cache)
+    link_prepared(root / "cache", prepared_cache, [part for part in PREPARED_PARTS if part != "fixes"])
     env = app_environment(root, shipped_data)
     for name in ("SBERT_DEMO_FIT_SENTENCES", "SBERT_DEMO_DEVICE"):
         env.pop(name, None)
-    prepared = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--models",
-                               "glove-6b-50d,all-MiniLM-L6-v2"], cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=1800)
-    assert prepared.returncode == 0, prepared.stderr[-3000:]
-    assert "every step opens at once" in prepared.stderr
-    for url in serve(env, ["--port", str(free_port())], LOG):
-        yield url, root / "cache"
+    return env
+
+
+@pytest.fixture(scope="module")
+def talk_app(talk_env: dict[str, str]) -> Iterator[tuple[str, Path]]:
+    for url in serve(talk_env, ["--port", str(free_port())], LOG):
+        yield url, Path(talk_env["SBERT_DEMO_CACHE"])
 
 
 def open_talk(browser, url: str, size: tuple[int, int], link: str = "?view=talk"):
@@ -96,6 +101,75 @@ def settle(page, step: int) -> dict:
                            "|| seen('#talk-room-row'); })()", timeout=60_000)
     page.wait_for_timeout(700)  # page.js sizes the figure to the screen
     return page.evaluate(WHERE)
+
+
+def test_presenter_view_runs_its_computed_steps_from_a_cold_start(browser, talk_app) -> None:
+    """First in this module: the app's cache has no embeddings, no fitted fixes and no step (about 3.5 min: every
+    step computed while the presenter waits). On a projector (1280x720), each step checked at three projector
+    sizes. The steps it computes are the ones the rest of the module opens."""
+    url, _ = talk_app
+    context, page = open_page(browser, url + "?view=talk", timeout_ms=300_000,
+                              viewport={"width": PROJECTORS[0][0], "height": PROJECTORS[0][1]})
+    page.wait_for_function("document.body.classList.contains('talk-mode')")
+    page.wait_for_selector("#talk-next", state="visible")  # the link selected the Talk tab
+    expected = [("1 / 8", "#talk-left", None), ("2 / 8", "#talk-right", None), ("3 / 8", "#talk-left", "58.0"),
+                ("4 / 8", "#talk-left", "SICK-R"), ("5 / 8", "#talk-right", None),
+                ("6 / 8", "#talk-left", "cross-encoder"), ("7 / 8", "#talk-left", "after")]  # 8: test_audience_browser
+    for number, (title, plot, text) in enumerate(expected, start=1):
+        page.keyboard.press("ArrowRight")  # the presenter's clicker
+        page.wait_for_function(f"document.querySelector('#talk-title').innerText.includes({title!r})")
+        page.wait_for_function(f"document.querySelectorAll('{plot} .js-plotly-plot').length === 1")
+        if text == "after":  # the training curve: the run has finished and says what it changed
+            page.wait_for_function("document.querySelector('#talk-caption').innerText.includes('after')")
+            assert "STSb test 55.60 →" in page.inner_text("#talk-caption")
+        elif text:
+            page.wait_for_function(f"document.querySelector('#talk-left').innerText.includes({text!r})")
+        assert page.inner_text("#talk-failure").strip() == ""
+        assert_fits_each_projector(page, number)
+        shoot(page, f"talk-{number}.png")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("document.querySelector('#talk-title').innerText.includes('6 / 8')")
+    page.keyboard.press("q")  # the room follows along: a QR code of the presenter view over the step
+    page.wait_for_selector("#talk-qr img.qr", state="visible")
+    assert "?view=talk" in page.inner_text("#talk-qr")
+    shoot(page, "talk-qr.png")
+    page.keyboard.press("q")
+    page.wait_for_selector("#talk-qr img.qr", state="hidden")
+    context.close()
+
+
+def test_a_step_link_opens_the_presenter_view_at_that_step_and_its_qr_code_follows(browser, talk_app) -> None:
+    """The room's phones open the step on the screen: ?view=talk&step=2 opens step 2, and the QR code
+    (Q) carries the step shown, again after the presenter moves on."""
+    url, _ = talk_app
+    context, page = open_page(browser, url + "?view=talk&step=2", timeout_ms=180_000,
+                              viewport={"width": 390, "height": 844})
+    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('2 / 8')")
+    page.wait_for_function("document.querySelectorAll('#talk-right .js-plotly-plot').length === 1")
+    assert page.inner_text("#talk-failure").strip() == ""
+    page.wait_for_function("((document.querySelector('#talk-qr') || {}).innerText || '').includes('step=2')")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("((document.querySelector('#talk-title') || {}).innerText || '').includes('1 / 8')")
+    page.wait_for_function("((document.querySelector('#talk-qr') || {}).innerText || '').includes('step=1')")
+    page.keyboard.press("q")
+    page.wait_for_selector("#talk-qr img.qr", state="visible")
+    assert "?view=talk&step=1" in page.inner_text("#talk-qr")
+    page.wait_for_function("document.querySelectorAll('#talk-left .js-plotly-plot').length === 1")
+    context.close()
+
+
+def test_prepare_after_the_walk_finds_every_step_kept(talk_env: dict[str, str], talk_app) -> None:
+    """``prepare`` for the talk's two models, as ``scripts/setup.sh`` runs it, on the machine the walk above used:
+    every step opens at once, and what the walk computed is kept, not computed again (its training run included)."""
+    _, cache = talk_app
+    runs = sorted((cache / "talk").glob("training-*.json"))
+    kept = {run: run.stat().st_mtime for run in runs}
+    prepared = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--models",
+                               "glove-6b-50d,all-MiniLM-L6-v2"], cwd=REPO, env=talk_env, capture_output=True, text=True,
+                              timeout=1800)
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    assert "every step opens at once" in prepared.stderr
+    assert len(runs) == 1 and {run: run.stat().st_mtime for run in runs} == kept
 
 
 def test_every_step_fits_each_screen(browser, talk_app) -> None:
@@ -151,7 +225,7 @@ def test_a_rehearsal_with_key_presses_a_reload_and_mashing(browser, talk_app) ->
     page.wait_for_timeout(3000)  # nothing stale arrives afterwards
     assert page.evaluate(WHERE)["title"] == str(expected)
     assert page.evaluate("window.__longestEmpty") <= 500
-    log = (ARTIFACTS / LOG).read_text(encoding="utf-8")
+    log = log_file(LOG).read_text(encoding="utf-8")
     assert len(re.findall(r"Started training job", log)) <= 1 and kept_run.stat().st_mtime == kept_at
     assert "Traceback" not in log
     context.close()
@@ -175,9 +249,10 @@ TABS = {  # tab: (deep link, main button or None, true once its result is on the
 
 def test_every_tab_fits_each_screen(browser, talk_app) -> None:
     url, _ = talk_app
-    problems = {}
+    problems, seconds = {}, {}
     for name, size in SIZES.items():
         for tab, (link, button, done) in TABS.items():
+            started = time.perf_counter()
             context, page = open_talk_tab(browser, url, size, link)
             if tab == "cost":  # a smaller corpus than the default 10,000: the same page, sooner
                 page.fill("#cost-n input[type=number]", "1000")
@@ -190,6 +265,8 @@ def test_every_tab_fits_each_screen(browser, talk_app) -> None:
             problems[(name, tab)] = page.evaluate(TEXT_PROBLEMS)
             page.screenshot(path=str(ARTIFACTS / f"tab-{tab}-{name}.png"))
             context.close()
+            seconds[f"{name} {tab}"] = round(time.perf_counter() - started, 1)
+    (ARTIFACTS / "talk-tab-seconds.json").write_text(json.dumps(seconds, indent=1), encoding="utf-8")  # where it goes
     assert not {where: found for where, found in problems.items() if found}
 
 

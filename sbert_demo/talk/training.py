@@ -95,11 +95,11 @@ def _store(run: TrainingRun) -> None:
 
 def current(jobs: TrainingJobs | None = None) -> TrainingRun | None:
     """The talk's run now: the job's, while it is the manager's latest, else the stored one (None: never run).
-    A run seen finished is stored for replay."""
+    A run seen finished is stored for replay (once: a poll of the step does not write the same run again)."""
     snap = (jobs or training_jobs()).snapshot()
     if snap.purpose == PURPOSE:
         run = TrainingRun.of(snap)
-        if run.finished:
+        if run.finished and stored() != run:
             _store(run)
         if run.active or run.finished or not stored():
             return run
