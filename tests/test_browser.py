@@ -136,7 +136,7 @@ def open_page(browser, url: str, timeout_ms: int = 60_000, viewport: dict | None
     to another tab may have hidden it already): (context, page)."""
     context = browser.new_context(viewport=viewport or VIEWPORT)
     page = context.new_page()
-    heard = PAGE_EVENTS.setdefault(id(page), [])  # what server_state reports when a wait runs out
+    heard = PAGE_EVENTS[id(page)] = []  # what server_state reports when a wait runs out (an id reused: a new list)
     page.on("console", lambda message: heard.append(f"{message.type}: {message.text[:300]}"))
     page.on("requestfailed", lambda request: heard.append(f"failed {request.method} {request.url[:200]}"))
     page.set_default_timeout(timeout_ms)
