@@ -185,6 +185,28 @@ def test_int8_is_checked_against_pytorch(plain_sbert, tiny_bert, tmp_path):
     assert OnnxEncoder(folder).size_mb < OnnxEncoder(tmp_path / "onnx" / "tiny" / "fp32").size_mb
 
 
+def test_the_int8_graph_holds_its_word_table_in_int8(plain_sbert, tiny_bert, tmp_path):
+    """The word-embedding table (what a published page downloads most of) is int8 with one scale per row, read
+    back within half a step of the fp32 table."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = plain_sbert(tiny_bert, "mean", cached=False)
+    source = onnx_export.ensure_artefact(tmp_path, "tiny", "fp32", lambda: model)
+    out = tmp_path / "int8"
+    out.mkdir()
+    onnx_export._quantise_int8(source, out, lambda step: None)
+    table = model[0].auto_model.get_input_embeddings().weight.detach().numpy()
+    weights = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(out / onnx_export.GRAPH)).graph.initializer}
+    floats = [name for name, value in weights.items() if value.dtype == np.float32 and value.shape == table.shape]
+    assert floats == []  # no fp32 copy of the table is left
+    (name,) = [name for name, value in weights.items() if value.dtype == np.int8 and value.shape == table.shape]
+    scales = weights[name.replace(".int8", ".scale")]
+    assert np.abs(weights[name] * scales[:, None] - table).max() <= scales.max() / 2 + 1e-7
+    used = np.abs(table).max(axis=1) > 0  # the padding token's row is zeros, and stays so
+    assert np.all(np.abs(weights[name][used]).max(axis=1) == 127) and not weights[name][~used].any()
+
+
 def test_int8_weights_use_8_bits_only_on_cpus_with_vnni(plain_sbert, tiny_bert, tmp_path, monkeypatch):
     """Without VNNI the weights keep to 7 bits (VPMADDUBSW's 16-bit sums would saturate); with it all 8
     bits, in an artefact of its own (another folder, another embedding-cache tag)."""
@@ -203,7 +225,8 @@ def test_int8_weights_use_8_bits_only_on_cpus_with_vnni(plain_sbert, tiny_bert, 
         out.mkdir()
         onnx_export._quantise_int8(source, out, lambda step: None)
         weights = [numpy_helper.to_array(t) for t in onnx.load(str(out / onnx_export.GRAPH)).graph.initializer
-                   if t.data_type == onnx.TensorProto.INT8 and t.dims and len(t.dims) == 2]
+                   if t.data_type == onnx.TensorProto.INT8 and t.dims and len(t.dims) == 2
+                   and not t.name.endswith(".int8")]  # the word table is dequantised, never multiplied: 8 bits
         assert weights, "no int8 weight matrix in the quantised graph"
         largest[name] = max(int(np.abs(w.astype(np.int16)).max()) for w in weights)
     assert largest["int8"] <= 64 < largest["int8-w8"] <= 127

@@ -2,8 +2,10 @@
 opened in headless Chromium with every request that leaves that server aborted. The page draws, hovers,
 lassoes (the table against the points inside the polygon computed here), filters by words, exports the same
 CSV as the app's /export, compares the two models as the server would, and searches by meaning in the page
-with the static model (its tokens equal Hugging Face's, its query vectors within cosine 0.9999 of Python's,
-its results the exact search's). A damaged file gives a sentence, not a blank map.
+with the static model (its tokens equal Hugging Face's, its query vectors within cosine 0.9999 of Python's)
+and with MiniLM in ONNX Runtime Web (its tokens Hugging Face's with the special tokens, its vectors those of
+the app's int8 graph, within 0.01), its results the exact search's. A damaged file
+gives a sentence, not a blank map.
 """
 
 from __future__ import annotations
@@ -42,15 +44,22 @@ class Published:
     query_vectors: np.ndarray  # Python's static-minilm vectors of the queries
     query_ids: list[list[int]]  # Hugging Face's token ids of the queries
     corpus_vectors: np.ndarray
+    minilm_ids: list[list[int]]  # MiniLM's tokenizer's ids, with [CLS] and [SEP], cut at its limit
+    minilm_graph: np.ndarray  # the published graph run by Python's ONNX Runtime on those ids, one by one
+    minilm_int8: np.ndarray  # the app's int8 path (its ONNX int8 artefact), a query at a time as the app embeds one
+    minilm_corpus: np.ndarray  # the map's MiniLM vectors
     shared: np.ndarray
     disagree: dict
     cache: Path
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
-    """STSb's first 1,500 sentences mapped with the static model distilled from MiniLM and GloVe, published;
-    what Python says of them kept for the page to be checked against (in a cache folder of this module's)."""
+def published(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) -> Published:
+    """STSb's first 1,500 sentences mapped with the static model distilled from MiniLM and with MiniLM,
+    published; what Python says of them kept for the page to be checked against (in a cache folder of this
+    module's, with the run's prepared parts linked: MiniLM's ONNX int8 graph is built once per run)."""
+    import onnxruntime as ort
+
     from sbert_demo.atlas import compare
     from sbert_demo.atlas.store import publish
     from sbert_demo.data.benchmarks import sts_split
@@ -58,6 +67,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     from sbert_demo.encoding import model_cache
     from sbert_demo.encoding.encoder import encode
     from sbert_demo.explore.corpus_map import map_corpus
+    from sbert_demo.explore.prepare import link_prepared
     from sbert_demo.publish.site import publish_map
 
     root = tmp_path_factory.mktemp("publish")
@@ -67,19 +77,29 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
             patch.setenv(name, str(value))
         reload_settings()
         reset_singletons()
+        link_prepared(root / "cache", prepared_cache)
         try:
             corpus = stsb_corpus(REPO / "data")
             sentences, labels = corpus.sentences[:N], corpus.labels[:N]
-            result = map_corpus(Corpus(f"stsb-{N}", sentences, labels, "source"), ["static-minilm", "glove-6b-50d"], 6)
+            result = map_corpus(Corpus(f"stsb-{N}", sentences, labels, "source"), ["static-minilm", "all-MiniLM-L6-v2"], 6)
             atlas = publish(result)
             site = publish_map(atlas, root / "site", app_url="http://127.0.0.1:7860/")
             dev = sts_split("dev", REPO / "data")
             queries = list(dict.fromkeys(dev.sentences1))[:60] + TRICKY
             tokenizer = model_cache.load("static-minilm", precision="fp32", backend="torch").model[0].tokenizer
             ids = [e.ids for e in tokenizer.encode_batch(queries, add_special_tokens=False)]
+            minilm = model_cache.load("all-MiniLM-L6-v2", precision="int8", backend="onnx").model
+            minilm_ids, _ = minilm.tokenize(queries)
+            graph = ort.InferenceSession(str(site.folder / "search" / "1" / "model.onnx"))
+            in_graph = np.array([graph.run(None, {"input_ids": np.array([row], np.int64),
+                                                  "attention_mask": np.ones((1, len(row)), np.int64)})[0][0]
+                                 for row in minilm_ids])
             found = Published(site.folder, atlas, sentences, queries,
                               encode("static-minilm", queries, use_cache=False).embeddings, ids,
                               encode("static-minilm", sentences, use_cache=False).embeddings,
+                              minilm_ids, in_graph / np.linalg.norm(in_graph, axis=1, keepdims=True),
+                              np.concatenate([minilm.embed([query])[0] for query in queries]),
+                              encode("all-MiniLM-L6-v2", sentences).embeddings,
                               compare.shared(atlas, 0, 1), compare.disagreements(atlas, 0, 1, top=20), root / "cache")
         finally:
             reset_singletons()
@@ -135,12 +155,20 @@ def test_the_folder_holds_the_page_its_data_and_a_static_spaces_front_matter(pub
     folder = published.folder
     for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css", "data/meta.json",
                  "data/points-0.f32", "data/clusters-1.u16", "data/labels.u16", "data/texts/0.json", "data/csv.json",
-                 "data/shared-0-1.u8", "data/disagree-0-1.json", "search/0/tokenizer.json", "search/0/rows.i8"):
+                 "data/shared-0-1.u8", "data/disagree-0-1.json", "search/0/tokenizer.json", "search/0/bits.u8",
+                 "search/0/table.i8", "search/0/rows/0.i8", "search/1/model.onnx", "search/1/bits.u8",
+                 "vendor/ort.wasm.min.js", "vendor/ort-wasm-simd-threaded.wasm", "vendor/LICENSE"):
         assert (folder / name).is_file(), name
+    from sbert_demo.publish.search import ROWS_CHUNK
+
+    assert len(list((folder / "search" / "1" / "rows").iterdir())) == -(-N // ROWS_CHUNK)
+    assert (folder / "search" / "1" / "bits.u8").stat().st_size == N * 384 // 8  # one bit a dimension
+    assert (folder / "search" / "1" / "model.onnx").stat().st_size < 30e6  # the word table in int8 (59 MB before)
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("---\n") and "\nsdk: static\n" in readme and "\napp_file: index.html\n" in readme
     meta = json.loads((folder / "data" / "meta.json").read_text(encoding="utf-8"))
-    assert meta["n"] == N and meta["search"] == [0] and meta["pairs"] == [[0, 1]]  # GloVe's page search: none
+    assert meta["n"] == N and meta["search"] == [0, 1] and meta["pairs"] == [[0, 1]]
+    assert 10e6 < meta["search_bytes"]["1"] < 45e6 and meta["search_bytes"]["0"] < meta["search_bytes"]["1"]
     assert len(json.loads((folder / "data" / "texts" / "0.json").read_text(encoding="utf-8"))) == min(N, meta["chunk"])
     for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css"):
         text = (folder / name).read_text(encoding="utf-8")
@@ -231,6 +259,65 @@ def test_search_by_meaning_runs_in_the_page_as_python_would(browser, published: 
     page.screenshot(path=str(ARTIFACTS / "site-search-1366x768.png"))
     assert left == [] and errors == [], (left, errors)
     context.close()
+
+
+def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, published: Published,
+                                                                  static_server: str) -> None:
+    context, page, left, errors = open_site(browser, static_server)
+    queries = json.dumps(published.queries)
+    ids = page.evaluate(f"Promise.all({queries}.map((q) => atlasSearch.tokenize(1, {N}, q)))")
+    assert ids == published.minilm_ids  # Hugging Face's, with [CLS] and [SEP], cut at the model's 256 tokens
+    assert page.evaluate("typeof ort") == "object" and page.evaluate("ort.env.wasm.numThreads") == 1  # no isolation
+    vectors = np.array(page.evaluate(f"Promise.all({queries}.map((q) => atlasSearch.embed(1, {N}, q)))"))
+    same_graph = (vectors * published.minilm_graph).sum(axis=1)
+    # the page runs the graph as Python's ONNX Runtime does: the same vectors but where a rounding of the wasm
+    # kernels flips an activation's int8 step (one awkward query in 68 at 0.9975 here)
+    assert same_graph.min() >= 0.99 and np.median(same_graph) >= 0.99999, (same_graph.min(), np.median(same_graph))
+    app = (vectors * published.minilm_int8).sum(axis=1)  # the app's int8 path embedding the query alone
+    assert app.min() >= 0.99, app.min()
+    overlap = []
+    for i, query in enumerate(published.queries[:30]):
+        found = page.evaluate(f"atlasSearch.search(1, {N}, {json.dumps(query)}, 10)")
+        exact = np.argsort(-(published.minilm_corpus @ published.minilm_int8[i]), kind="stable")[:10]
+        overlap.append(len({r["row"] for r in found["rows"]} & set(exact.tolist())) / 10)
+    assert np.mean(overlap) >= 0.95, overlap
+    options = page.eval_on_selector_all("#search-model option", "os => os.map(o => o.textContent)")
+    assert options == ["static-minilm", "all-MiniLM-L6-v2"], options
+    page.select_option("#search-model", "1")
+    megabytes = round(json.loads((published.folder / "data" / "meta.json").read_text())["search_bytes"]["1"] / 1e6)
+    assert page.inner_text("#search-cost") == f"The first search with all-MiniLM-L6-v2 downloads {megabytes} MB, once."
+    page.fill("#query", "Will it rain tomorrow?")
+    page.click("#search-go")
+    page.wait_for_function("document.querySelector('#status').innerText.includes('nearest “Will it rain tomorrow?”')")
+    assert len(page.query_selector_all("#results li[data-row]")) == 10
+    requested = page.evaluate("performance.getEntriesByType('resource').map((e) => e.name)")
+    chunks = [name for name in requested if "/search/1/rows/" in name]
+    assert 0 < len(chunks) <= 100 and not any("/search/1/rows.i8" in name for name in requested)  # chunks, not all
+    assert page.inner_text("#search-cost") == ""  # downloaded: nothing more to warn of
+    page.screenshot(path=str(ARTIFACTS / "site-search-minilm-1366x768.png"))
+    assert left == [] and errors == [], (left, errors)
+    context.close()
+
+
+def test_the_two_pass_search_finds_the_exact_ten_on_real_vectors(published: Published) -> None:
+    from types import SimpleNamespace
+
+    from sbert_demo.publish.search import recall_at, searchable, search_like_the_page, sign_bits, int8_rows
+
+    vectors = published.minilm_corpus
+    assert recall_at(vectors, published.minilm_int8) >= 0.95
+    bits, (rows, scales) = sign_bits(vectors), int8_rows(vectors)
+    assert bits.shape == (N, 48) and np.array_equal(np.unpackbits(bits, axis=1) == 1, vectors > 0)
+    first = search_like_the_page(vectors[7], bits, rows, scales)
+    assert first[0] == 7 and len(first) == 10  # a sentence finds itself first
+    # a pass that keeps fewer candidates finds less: the rescoring does the work
+    few = np.mean([len(set(search_like_the_page(q, bits, rows, scales, candidates=10).tolist())
+                       & set(np.argsort(-(vectors @ q), kind="stable")[:10].tolist())) / 10
+                   for q in published.minilm_int8[:30]])
+    assert few < recall_at(vectors, published.minilm_int8[:30])
+    kinds = SimpleNamespace(models=[{"key": "glove-6b-50d"}, {"key": "static-minilm"}, {"key": "all-MiniLM-L6-v2"},
+                                    {"key": "no-such-model"}])
+    assert [(found.m, found.engine) for found in searchable(kinds)] == [(1, "static"), (2, "graph")]
 
 
 def test_a_damaged_file_says_so_on_the_page(browser, published: Published, tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..encoding.embedding_cache import text_key
+from ..encoding.quantise import int8_rows
 
 logger = logging.getLogger(__name__)
 
@@ -105,9 +106,8 @@ class ShardStore:
         if self.dtype == "fp16":
             stored = np.asarray(vectors, dtype=np.float16)
         else:
-            peaks = np.maximum(np.abs(vectors).max(axis=1, keepdims=True), 1e-12).astype(np.float32)
-            quantised = np.clip(np.rint(vectors / peaks * 127), -127, 127).astype(np.int8)
-            stored = np.concatenate([quantised, (peaks / 127).astype(np.float32).view(np.int8)], axis=1)
+            quantised, scales = int8_rows(vectors)
+            stored = np.concatenate([quantised, scales[:, None].view(np.int8)], axis=1)
         final = self.path(key)
         temporary = final.with_name(f".{final.name}.{os.getpid()}.tmp")
         try:

@@ -1,25 +1,35 @@
-"""Search by meaning in a published map's page, with a static model the map was made with.
+"""Search by meaning in a published map's page: the query embedded in the page, the corpus searched there.
 
-A static model (:mod:`sbert_demo.models.kinds.static`) embeds a sentence as the normalised sum of its tokens'
-rows in a table: the page can do that itself. For each such model of the map, :func:`publish_search` writes
-``search/<m>/``:
+Two kinds of model can embed a query in the page (:func:`searchable`):
 
-* ``tokenizer.json``: the WordPiece vocabulary and the BERT normaliser's switches, for ``atlas_search.js``'s
-  tokenizer (the same token ids as Hugging Face's ``tokenizers``);
-* ``table.i8`` + ``table-scales.f32``: the token table in int8 with one scale per row (a quarter of fp32; the
-  page's query vectors stay within cosine 0.9999 of Python's);
-* ``rows.i8`` + ``row-scales.f32``: every corpus sentence's vector in int8 (256 bytes a sentence at 256
-  dimensions), fetched with the first query and scored whole (int8 rescoring's recall@10 against exact fp32
-  search: 0.99 and more).
+* a **static model** (:mod:`sbert_demo.models.kinds.static`): the normalised sum of its tokens' rows in a
+  table. ``search/<m>/`` holds ``table.i8`` + ``table-scales.f32`` (the token table in int8, one scale per row:
+  a quarter of fp32; the page's query vectors stay within cosine 0.9999 of Python's);
+* a **transformer** small enough for the page (MiniLM; :data:`GRAPH_LIMIT_MB`): the app's own ONNX int8 graph
+  (:mod:`sbert_demo.encoding.onnx_export`, its word table in int8 too: ``model.onnx``, 24 MB for MiniLM), run by
+  ONNX Runtime Web (:mod:`.vendor`, wasm, vendored into the folder): the same vectors as the app's int8 path.
 
-:func:`search_like_the_page` scores the same way in numpy, so recall@10 against exact fp32 search is measured
-where the folder is written (``bench/publish.py``).
+Both read ``tokenizer.json``: the WordPiece vocabulary, the BERT normaliser's switches and, for a transformer,
+its special tokens and token limit (the same token ids as Hugging Face's ``tokenizers``).
+
+The corpus's vectors (the map's own: :func:`~sbert_demo.corpus.embed.embed_corpus` reads them from the cache)
+are shipped compactly, as sentence-transformers' embedding quantisation does:
+
+* ``bits.u8``: one bit a dimension (the sign), fetched with the first query: a first pass scores every
+  sentence by the float query against its signs and keeps :data:`CANDIDATES`;
+* ``rows/<c>.i8`` + ``row-scales.f32``: every vector in int8 by chunks of :data:`ROWS_CHUNK` rows, fetched
+  only for the candidates, which are scored again (rescoring) and the best :data:`TOP` kept.
+
+:func:`search_like_the_page` runs the same two passes in numpy: :func:`recall_at` measures recall@10 against
+exact fp32 search where the folder is written (``bench/publish.py``).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,35 +37,47 @@ import numpy as np
 from ..atlas.store import Atlas
 from ..corpus.embed import embed_corpus
 from ..corpus.sources import LargeCorpus
+from ..encoding.quantise import int8_rows
 from ..models.kinds import kind_of
 from ..models.registry import get_registry
 
 TOP = 10
+CANDIDATES = 100  # the binary pass keeps ten times the answer for int8 rescoring
+ROWS_CHUNK = 64  # int8 rows per file: rescoring 100 candidates fetches at most 100 small files (25 KB at 384-d)
+GRAPH_LIMIT_MB = 40  # a transformer whose graph the page downloads (MiniLM: 24 MB; mpnet's 110 MB is not)
+TRANSFORMERS = ("sentence-transformers", "transformer")
 
 Progress = Callable[[float, str], None]
 
 
-def searchable(atlas: Atlas) -> list[int]:
-    """The models of ``atlas`` the page can embed a query with: static models whose tokenizer it reads."""
+@dataclass(frozen=True)
+class Searchable:
+    """A model of the map the page can embed a query with: ``engine`` is "static" or "graph"."""
+    m: int
+    key: str
+    engine: str
+
+
+def searchable(atlas: Atlas) -> list[Searchable]:
+    """The models of ``atlas`` the page can embed a query with: static models, and transformers (a
+    sentence-transformers model the app exports to ONNX) with a BERT WordPiece tokenizer."""
     found = []
     for m, model in enumerate(atlas.models):
         try:
             entry = get_registry().get(model["key"])
         except (KeyError, ValueError):
             continue
-        if kind_of(entry).name == "static":
-            found.append(m)
+        kind = kind_of(entry).name
+        if kind == "static":
+            found.append(Searchable(m, model["key"], "static"))
+        elif kind in TRANSFORMERS and not entry.fix:
+            found.append(Searchable(m, model["key"], "graph"))
     return found
 
 
-def static_parts(key: str) -> tuple[dict, np.ndarray]:
-    """(the tokenizer as the page reads it, the token table as float32) of the static model ``key``; a
-    ValueError when its tokenizer is not a BERT WordPiece one (the page's tokenizer knows that one only)."""
-    from ..encoding import model_cache
-
-    loaded = model_cache.load(key, precision="fp32", backend="torch")
-    module = loaded.model[0]
-    spec = json.loads(module.tokenizer.to_str())
+def wordpiece(spec: dict, key: str) -> dict:
+    """The page's tokenizer from a Hugging Face ``tokenizer.json`` (parsed); a ValueError when it is not BERT's
+    WordPiece (the page's tokenizer knows that one only)."""
     normalizer, pre, model = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec["model"]
     if normalizer.get("type") != "BertNormalizer" or pre.get("type") != "BertPreTokenizer" or model["type"] != "WordPiece":
         raise ValueError(f"{key}'s tokenizer is not BERT's WordPiece; the published page cannot embed with it.")
@@ -64,51 +86,141 @@ def static_parts(key: str) -> tuple[dict, np.ndarray]:
         raise ValueError(f"{key}'s vocabulary has gaps; the published page cannot embed with it.")
     lowercase = bool(normalizer.get("lowercase", True))
     strip = normalizer.get("strip_accents")
-    tokenizer = {"vocab": [token for token, _ in vocab], "unk": model["vocab"][model["unk_token"]],
-                 "prefix": model.get("continuing_subword_prefix", "##"),
-                 "max_chars": int(model.get("max_input_chars_per_word", 100)),
-                 "lowercase": lowercase, "strip_accents": lowercase if strip is None else bool(strip),
-                 "clean_text": bool(normalizer.get("clean_text", True)),
-                 "chinese_chars": bool(normalizer.get("handle_chinese_chars", True))}
+    return {"vocab": [token for token, _ in vocab], "unk": model["vocab"][model["unk_token"]],
+            "prefix": model.get("continuing_subword_prefix", "##"),
+            "max_chars": int(model.get("max_input_chars_per_word", 100)),
+            "lowercase": lowercase, "strip_accents": lowercase if strip is None else bool(strip),
+            "clean_text": bool(normalizer.get("clean_text", True)),
+            "chinese_chars": bool(normalizer.get("handle_chinese_chars", True))}
+
+
+def special_tokens(spec: dict, key: str) -> tuple[int, int]:
+    """The ids a single sentence is wrapped in ([CLS] … [SEP]), from the tokenizer's post-processor."""
+    post = spec.get("post_processor") or {}
+    if post.get("type") == "BertProcessing":
+        return int(post["cls"][1]), int(post["sep"][1])
+    if post.get("type") == "TemplateProcessing":
+        single = post.get("single") or []
+        names = [part["SpecialToken"]["id"] for part in single if "SpecialToken" in part]
+        sequence = [i for i, part in enumerate(single) if "Sequence" in part]
+        if len(names) == 2 and sequence == [1] and len(single) == 3:
+            ids = [post["special_tokens"][name]["ids"] for name in names]
+            if all(len(found) == 1 for found in ids):
+                return int(ids[0][0]), int(ids[1][0])
+    raise ValueError(f"{key}'s tokenizer wraps a sentence in a way the published page does not know.")
+
+
+def static_parts(key: str) -> tuple[dict, np.ndarray]:
+    """(the tokenizer as the page reads it, the token table as float32) of the static model ``key``."""
+    from ..encoding import model_cache
+
+    loaded = model_cache.load(key, precision="fp32", backend="torch")
+    module = loaded.model[0]
     table = module.embedding.weight.detach().cpu().numpy().astype(np.float32)
-    return tokenizer, table
+    return wordpiece(json.loads(module.tokenizer.to_str()), key), table
 
 
-def int8_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``matrix`` as int8 rows and one float32 scale per row (the row's largest magnitude over 127)."""
-    scales = np.abs(matrix).max(axis=1) / 127.0
-    scales[scales == 0] = 1.0
-    return np.clip(np.rint(matrix / scales[:, None]), -127, 127).astype(np.int8), scales.astype(np.float32)
+def int8_graph(key: str) -> Path:
+    """The folder of the app's checked ONNX int8 artefact of ``key`` (built if needed), as the app runs it."""
+    from ..encoding import model_cache
+
+    loaded = model_cache.load(key, precision="int8", backend="onnx")
+    folder = getattr(loaded.model, "folder", None)
+    if loaded.device.backend != "onnx" or folder is None:
+        raise ValueError(f"{key} has no ONNX int8 graph here (it runs on {loaded.device.backend}); "
+                         "the published page cannot embed with it.")
+    return Path(folder)
 
 
-def publish_search(atlas: Atlas, folder: Path, progress: Progress | None = None) -> list[int]:
-    """Write the search files of each searchable model of ``atlas`` under ``folder``; the models written."""
+def web_graph(source: Path, out: Path) -> tuple[dict, int]:
+    """Copy the app's int8 graph in ``source`` (its word table in int8 too: :mod:`sbert_demo.encoding.onnx_export`,
+    24 MB for MiniLM) to ``out``: the page runs the graph the app runs. Returns (the tokenizer as the page reads
+    it, with its special tokens and token limit; the graph's dimension)."""
+    from ..encoding.onnx_encoder import GRAPH, MANIFEST
+
+    manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
+    spec = json.loads((source / "tokenizer.json").read_text(encoding="utf-8"))
+    key = manifest.get("key", source.parent.name)
+    tokenizer = wordpiece(spec, key)
+    cls, sep = special_tokens(spec, key)
+    shutil.copyfile(source / GRAPH, out)
+    return {**tokenizer, "cls": cls, "sep": sep, "max_tokens": int(manifest["max_seq_length"])}, int(manifest["dimension"])
+
+
+def sign_bits(matrix: np.ndarray) -> np.ndarray:
+    """One bit a dimension, set where the value is above 0, packed 8 to a byte (the first dimension the high bit)."""
+    return np.packbits(matrix > 0, axis=1)
+
+
+def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
+                   skipped: Callable[[str], None] | None = None) -> list[int]:
+    """Write the search files of each searchable model of ``atlas`` under ``site/search/`` (and ONNX Runtime
+    Web under ``site/vendor/`` for a transformer); the models written, static ones first. A model the page
+    cannot embed with is left out and ``skipped`` hears why, in a sentence."""
+    from ..config import settings
+    from .vendor import onnxruntime_web
+
     say = progress or (lambda fraction, what: None)
     models = searchable(atlas)
     written = []
-    for done, m in enumerate(models):
-        key = atlas.models[m]["key"]
-        out = folder / str(m)
+    for done, model in enumerate(models):
+        label = atlas.models[model.m]["label"]
+        out = site / "search" / str(model.m)
         out.mkdir(parents=True)
-        say(done / max(1, len(models)), f"{atlas.models[m]['label']}: the token table and the tokenizer")
-        tokenizer, table = static_parts(key)
-        (out / "tokenizer.json").write_text(json.dumps({**tokenizer, "key": key, "dimension": table.shape[1]}),
-                                            encoding="utf-8")
-        quantised, scales = int8_rows(table)
-        quantised.tofile(out / "table.i8")
-        scales.astype("<f4").tofile(out / "table-scales.f32")
+        say(done / max(1, len(models)), f"{label}: what the page embeds a query with")
+        try:
+            if model.engine == "static":
+                tokenizer, table = static_parts(model.key)
+                table_rows, table_scales = int8_rows(table)
+                table_rows.tofile(out / "table.i8")
+                table_scales.astype("<f4").tofile(out / "table-scales.f32")
+                dimension = table.shape[1]
+            else:
+                runtime = onnxruntime_web(settings().cache_dir)
+                tokenizer, dimension = web_graph(int8_graph(model.key), out / "model.onnx")
+                if (out / "model.onnx").stat().st_size > GRAPH_LIMIT_MB * 1e6:
+                    raise ValueError(f"{label}'s graph is {(out / 'model.onnx').stat().st_size / 1e6:,.0f} MB, more "
+                                     f"than a page should download to search ({GRAPH_LIMIT_MB} MB).")
+                if not (site / "vendor").is_dir():
+                    shutil.copytree(runtime, site / "vendor")
+        except ValueError as exc:
+            shutil.rmtree(out)
+            if skipped:
+                skipped(str(exc))
+            continue
+        (out / "tokenizer.json").write_text(json.dumps({**tokenizer, "key": model.key, "engine": model.engine,
+                                                        "dimension": dimension}), encoding="utf-8")
         corpus = LargeCorpus(atlas.meta["name"], atlas.texts().to_pylist(), None)
-        embedded = embed_corpus(corpus, key, progress=lambda f, what: say((done + 0.8 * f) / len(models), what))
-        rows, row_scales = int8_rows(embedded.matrix(np.float32))
-        rows.tofile(out / "rows.i8")
-        row_scales.astype("<f4").tofile(out / "row-scales.f32")
-        written.append(m)
-    return written
+        embedded = embed_corpus(corpus, model.key,
+                                progress=lambda f, what, done=done: say((done + 0.8 * f) / len(models), what))
+        write_vectors(embedded.matrix(np.float32), out)
+        written.append(model)
+    return [model.m for model in sorted(written, key=lambda model: model.engine != "static")]  # the lightest first
+
+
+def first_download(site: Path, m: int) -> int:
+    """Bytes the page downloads before its first answer with model ``m`` (the chunks of rows it rescores with
+    not counted): what the search menu tells a visitor."""
+    folder = site / "search" / str(m)
+    files = [p for p in folder.iterdir() if p.is_file()]
+    if (folder / "model.onnx").is_file():
+        files += [p for p in (site / "vendor").iterdir() if p.suffix in (".js", ".mjs", ".wasm")]
+    return sum(p.stat().st_size for p in files)
+
+
+def write_vectors(vectors: np.ndarray, out: Path) -> None:
+    """The corpus's vectors as the page searches them: ``bits.u8``, ``rows/<c>.i8`` and ``row-scales.f32``."""
+    sign_bits(vectors).tofile(out / "bits.u8")
+    rows, scales = int8_rows(vectors)
+    scales.astype("<f4").tofile(out / "row-scales.f32")
+    (out / "rows").mkdir()
+    for start in range(0, len(rows), ROWS_CHUNK):
+        rows[start : start + ROWS_CHUNK].tofile(out / "rows" / f"{start // ROWS_CHUNK}.i8")
 
 
 def embed_like_the_page(token_ids: list[list[int]], quantised: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Each text's vector as the page makes it: the sum of its tokens' int8 rows times their scales,
-    normalised (a text with no known token: zeros)."""
+    """Each text's vector as the page makes it with a static model: the sum of its tokens' int8 rows times their
+    scales, normalised (a text with no known token: zeros)."""
     out = np.zeros((len(token_ids), quantised.shape[1]), dtype=np.float32)
     for i, ids in enumerate(token_ids):
         if ids:
@@ -117,18 +229,25 @@ def embed_like_the_page(token_ids: list[list[int]], quantised: np.ndarray, scale
     return out / np.where(norms == 0, 1, norms)
 
 
-def search_like_the_page(query: np.ndarray, rows: np.ndarray, row_scales: np.ndarray, top: int = TOP) -> np.ndarray:
-    """The page's search for one query vector: every sentence's int8 row times its scale against the query;
-    the ``top`` rows, best first (ties by row)."""
-    scores = (rows.astype(np.float32) @ query) * row_scales
-    return np.argsort(-scores, kind="stable")[:top]
+def search_like_the_page(query: np.ndarray, bits: np.ndarray, rows: np.ndarray, row_scales: np.ndarray,
+                         top: int = TOP, candidates: int = CANDIDATES) -> np.ndarray:
+    """The page's search for one query vector: every sentence's signs (±1) against the query, the best
+    ``candidates`` scored again with their int8 rows; the ``top`` rows, best first (ties by row)."""
+    signs = np.unpackbits(bits, axis=1, count=len(query)).astype(np.float32) * 2 - 1
+    first = np.argsort(-(signs @ query), kind="stable")[:candidates]
+    first.sort()
+    scores = (rows[first].astype(np.float32) @ query) * row_scales[first]
+    return first[np.argsort(-scores, kind="stable")[:top]]
 
 
-def recall_at(vectors: np.ndarray, queries: np.ndarray, top: int = TOP) -> float:
-    """Recall@``top`` of the page's search against exact fp32 search over ``vectors`` (rows normalised)."""
-    rows, scales = int8_rows(vectors)
+def recall_at(vectors: np.ndarray, queries: np.ndarray, top: int = TOP, corpus_queries: np.ndarray | None = None) -> float:
+    """Recall@``top`` of the page's search for ``queries`` (as the page embeds them) against exact fp32
+    search over ``vectors`` (rows normalised) for ``corpus_queries`` (the same queries as Python embeds
+    them; ``queries`` when not given)."""
+    exact_queries = queries if corpus_queries is None else corpus_queries
+    bits, (rows, scales) = sign_bits(vectors), int8_rows(vectors)
     hits = 0
-    for query in queries:
-        exact = set(np.argsort(-(vectors @ query), kind="stable")[:top].tolist())
-        hits += len(exact & set(search_like_the_page(query, rows, scales, top).tolist()))
+    for query, exact_query in zip(queries, exact_queries):
+        exact = set(np.argsort(-(vectors @ exact_query), kind="stable")[:top].tolist())
+        hits += len(exact & set(search_like_the_page(query, bits, rows, scales, top).tolist()))
     return hits / (top * len(queries))

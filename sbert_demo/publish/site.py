@@ -8,7 +8,8 @@
     data/texts/<c>.json                 sentences by chunks of :data:`CHUNK` rows, fetched when needed
     data/csv.json                       the few cells a spreadsheet would run as formulas, as the export writes them
     data/shared-<a>-<b>.u8  data/disagree-<a>-<b>.json   each pair of models compared (computed here once)
-    search/...                          search by meaning in the page (:mod:`.search`), where a static model mapped it
+    search/<m>/...  vendor/...          search by meaning in the page (:mod:`.search`) with a static model or a
+                                        small transformer of the map; ONNX Runtime Web for the latter (:mod:`.vendor`)
 
 The page is the app's map view (``ui/assets/atlas.*``) reading its data through ``atlas_site.js`` instead of
 the server: the selection's table, its counts per cluster, the word filter and the CSV are computed in the
@@ -49,11 +50,12 @@ class Site:
     search: tuple[str, ...]
     files: int
     bytes: int
+    notes: tuple[str, ...] = ()  # why a model of the map does not search in the page
 
     def describe(self) -> str:
         return (f"{self.folder}: {self.sentences:,} sentences, {len(self.models)} map(s) ({', '.join(self.models)}), "
                 f"{self.pairs} comparison(s), search by meaning with {', '.join(self.search) or 'no model'}; "
-                f"{self.files} files, {self.bytes / 1e6:,.1f} MB")
+                f"{self.files} files, {self.bytes / 1e6:,.1f} MB" + "".join(f"\n{note}" for note in self.notes))
 
 
 def publish_map(atlas: Atlas | str, out: Path, *, app_url: str | None = None, search: bool = True,
@@ -78,12 +80,15 @@ def publish_map(atlas: Atlas | str, out: Path, *, app_url: str | None = None, se
             share = 0.1 + 0.6 * done / max(1, len(pairs))
             _compared(atlas, data, a, b, lambda f, what, share=share: say(share + 0.6 / len(pairs) * f, what))
         searched: list[int] = []
+        notes: list[str] = []
+        sizes: dict[str, int] = {}
         if search:
-            from .search import publish_search
+            from .search import first_download, publish_search
 
-            searched = publish_search(atlas, staging / "search", lambda f, what: say(0.7 + 0.28 * f, what))
+            searched = publish_search(atlas, staging, lambda f, what: say(0.7 + 0.28 * f, what), notes.append)
+            sizes = {str(m): first_download(staging, m) for m in searched}
         meta = {**atlas.meta, "site": FORMAT, "chunk": CHUNK, "pairs": [list(p) for p in pairs],
-                "search": searched}
+                "search": searched, "search_bytes": sizes}
         (data / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         _page(staging, atlas, app_url, title or atlas.meta["name"])
         if out.exists():
@@ -94,7 +99,8 @@ def publish_map(atlas: Atlas | str, out: Path, *, app_url: str | None = None, se
     say(1.0, "written")
     files = [p for p in out.rglob("*") if p.is_file()]
     return Site(out, atlas.n, tuple(m["label"] for m in atlas.models), len(pairs),
-                tuple(atlas.models[m]["label"] for m in searched), len(files), sum(p.stat().st_size for p in files))
+                tuple(atlas.models[m]["label"] for m in searched), len(files), sum(p.stat().st_size for p in files),
+                tuple(notes))
 
 
 def _check_target(out: Path) -> None:

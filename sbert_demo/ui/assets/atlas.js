@@ -709,8 +709,19 @@
     const models = (meta.search || []).filter((m) => meta.models[m]);
     if (!window.atlasSearch || !models.length) return;
     $("#search").hidden = false;
-    $("#search-model").innerHTML = models.map((m) => `<option value="${m}">${escapeHtml(meta.models[m].label)}</option>`).join("");
+    // the menu names the models by their short keys (the side bar is narrow), the line under it what the first
+    // search with the chosen one downloads, once
+    $("#search-model").innerHTML = models.map((m) => `<option value="${m}" title="${escapeHtml(meta.models[m].label)}">`
+      + `${escapeHtml(meta.models[m].key || meta.models[m].label)}</option>`).join("");
     $("#search-model-box").hidden = models.length < 2;
+    const cost = () => {
+      const m = Number($("#search-model").value), bytes = (meta.search_bytes || {})[m];
+      $("#search-cost").textContent = bytes && !searched.has(m)
+        ? `The first search with ${meta.models[m].key || meta.models[m].label} downloads ${Math.max(1, Math.round(bytes / 1e6))} MB, once.` : "";
+    };
+    const searched = new Set();
+    $("#search-model").addEventListener("change", cost);
+    cost();
     $("#search-form").addEventListener("submit", async (event) => {
       event.preventDefault();
       const text = $("#query").value.trim();
@@ -719,6 +730,8 @@
       say(`Searching ${meta.n.toLocaleString()} sentences by meaning under ${label}…`, "busy");
       try {
         const found = await window.atlasSearch.search(m, meta.n, text, 10);
+        searched.add(m);
+        cost();
         const rows = found.rows.map((r) => r.row);
         const texts = await source.texts(rows);
         $("#results").innerHTML = found.rows.map((r, i) => `<li data-row="${r.row}">${escapeHtml(texts[i])} `

@@ -1,7 +1,9 @@
-// Search by meaning in a published map (sbert_demo/publish/search.py): the query embedded in this page by
-// a static model of the map (BERT's WordPiece tokenizer, then the sum of the tokens' rows in the model's
-// table, normalised: the same vectors as Python's within cosine 0.9999), then every sentence's int8 vector
-// scored against it. The files come with the first query, never before.
+// Search by meaning in a published map (sbert_demo/publish/search.py): the query embedded in this page,
+// by a static model of the map (BERT's WordPiece tokenizer, then the sum of the tokens' rows in the model's
+// table, normalised: the same vectors as Python's within cosine 0.9999) or by a small transformer (the
+// app's ONNX int8 graph run by ONNX Runtime Web from the folder's vendor/, wasm); then the corpus searched
+// in two passes: every sentence's signs (1 bit a dimension) against the query, and the best CANDIDATES
+// scored again with their int8 rows, fetched by chunk. The files come with the first query, never before.
 "use strict";
 (() => {
   const loaded = new Map();
@@ -41,7 +43,9 @@
     return found;
   }
 
-  function tokenize(text, model) {  // token ids, no special tokens (a static model reads none)
+  const CANDIDATES = 100, ROWS_CHUNK = 64;  // sbert_demo/publish/search.py
+
+  function tokenize(text, model) {  // token ids; a transformer's wrapped in its special tokens and cut to its limit
     const spec = model.tokenizer, ids = [];
     for (const word of words(normalise(text, spec))) {
       const chars = Array.from(word);
@@ -61,20 +65,53 @@
       }
       if (bad) ids.push(spec.unk); else ids.push(...pieces);
     }
-    return ids;
+    if (model.engine !== "graph") return ids;
+    return [spec.cls, ...ids.slice(0, spec.max_tokens - 2), spec.sep];
   }
 
-  function embed(text, model) {  // the normalised sum of the tokens' rows
+  function normalised(vector) {
+    let norm = 0;
+    for (let j = 0; j < vector.length; j++) norm += vector[j] * vector[j];
+    norm = Math.sqrt(norm);
+    if (norm > 0) for (let j = 0; j < vector.length; j++) vector[j] /= norm;
+    return vector;
+  }
+
+  async function embed(text, model) {  // the query's unit-length vector (zeros when a static model knows no token)
+    const ids = tokenize(text, model);
+    if (model.engine === "graph") {
+      const ort = window.ort, shape = [1, ids.length];
+      const output = await model.session.run({
+        input_ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), shape),
+        attention_mask: new ort.Tensor("int64", new BigInt64Array(ids.length).fill(1n), shape)});
+      return normalised(Float32Array.from(output[model.session.outputNames[0]].data));
+    }
     const d = model.dimension, vector = new Float32Array(d);
-    for (const id of tokenize(text, model)) {
+    for (const id of ids) {
       const scale = model.tableScales[id], base = id * d;
       for (let j = 0; j < d; j++) vector[j] += model.table[base + j] * scale;
     }
-    let norm = 0;
-    for (let j = 0; j < d; j++) norm += vector[j] * vector[j];
-    norm = Math.sqrt(norm);
-    if (norm > 0) for (let j = 0; j < d; j++) vector[j] /= norm;
-    return vector;
+    return normalised(vector);
+  }
+
+  function runtime() {  // ONNX Runtime Web from the folder (vendor/), loaded with the first transformer query
+    if (!runtime.loading) {
+      runtime.loading = new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = "vendor/ort.wasm.min.js";
+        script.onload = () => {
+          const ort = window.ort;
+          ort.env.wasm.wasmPaths = new URL("vendor/", location.href).href;
+          // threads need cross-origin isolation (SharedArrayBuffer); a plain static host runs one
+          ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
+          resolve(ort);
+        };
+        script.onerror = () => reject(window.atlasSite.damaged("vendor/ort.wasm.min.js"));
+        document.head.append(script);
+      });
+      runtime.loading.catch(() => { runtime.loading = null; });
+    }
+    return runtime.loading;
   }
 
   async function files(m, n) {
@@ -90,43 +127,91 @@
       return new Type(buffer);
     };
     const tokenizer = await get("tokenizer.json");
-    const d = tokenizer.dimension, v = tokenizer.vocab.length;
-    const [table, tableScales, rows, rowScales] = await Promise.all([
-      get("table.i8", Int8Array, v * d), get("table-scales.f32", Float32Array, v),
-      get("rows.i8", Int8Array, n * d), get("row-scales.f32", Float32Array, n)]);
-    return { tokenizer, dimension: d, index: new Map(tokenizer.vocab.map((token, id) => [token, id])),
-      table, tableScales, rows, rowScales, n };
+    const d = tokenizer.dimension, v = tokenizer.vocab.length, bytes = Math.ceil(d / 8);
+    const found = { tokenizer, engine: tokenizer.engine, dimension: d, bytes, n, folder, get, chunks: new Map(),
+      index: new Map(tokenizer.vocab.map((token, id) => [token, id])) };
+    const vectors = Promise.all([get("bits.u8", Uint8Array, n * bytes), get("row-scales.f32", Float32Array, n)]);
+    if (found.engine === "graph") {
+      const ort = await runtime();
+      try {
+        found.session = await ort.InferenceSession.create(folder + "model.onnx", { executionProviders: ["wasm"] });
+      } catch (error) { throw site.damaged(folder + "model.onnx"); }
+    } else {
+      [found.table, found.tableScales] = await Promise.all([
+        get("table.i8", Int8Array, v * d), get("table-scales.f32", Float32Array, v)]);
+    }
+    [found.bits, found.rowScales] = await vectors;
+    return found;
   }
 
-  function best(scores, top) {  // the ``top`` rows by score, best first (ties: the lower row)
-    const rows = [];
+  function rows(model, chunk) {  // the int8 rows of one chunk, fetched once
+    if (!model.chunks.has(chunk)) {
+      const count = Math.min(ROWS_CHUNK, model.n - chunk * ROWS_CHUNK);
+      const promise = model.get(`rows/${chunk}.i8`, Int8Array, count * model.dimension);
+      model.chunks.set(chunk, promise);
+      promise.catch(() => model.chunks.delete(chunk));
+    }
+    return model.chunks.get(chunk);
+  }
+
+  function best(scores, top, rowOf = (i) => i) {  // the ``top`` positions by score, best first (ties: the lower row)
+    const found = [];
     for (let i = 0; i < scores.length; i++) {
-      if (rows.length < top || scores[i] > scores[rows[rows.length - 1]]) {
-        let at = rows.length;
-        while (at > 0 && scores[rows[at - 1]] < scores[i]) at -= 1;
-        rows.splice(at, 0, i);
-        if (rows.length > top) rows.pop();
+      const last = found[found.length - 1];
+      if (found.length < top || scores[i] > scores[last] || (scores[i] === scores[last] && rowOf(i) < rowOf(last))) {
+        let at = found.length;
+        while (at > 0 && (scores[found[at - 1]] < scores[i]
+          || (scores[found[at - 1]] === scores[i] && rowOf(found[at - 1]) > rowOf(i)))) at -= 1;
+        found.splice(at, 0, i);
+        if (found.length > top) found.pop();
       }
     }
-    return rows;
+    return found;
+  }
+
+  async function nearest(model, query, top) {
+    // first pass: the query against every sentence's signs, eight dimensions a byte through a table of sums
+    const { bits, bytes, n, dimension: d } = model, sums = new Float32Array(bytes * 256);
+    for (let k = 0; k < bytes; k++) {
+      for (let b = 0; b < 256; b++) {
+        let sum = 0;
+        for (let t = 0; t < 8 && 8 * k + t < d; t++) if (b & (128 >> t)) sum += query[8 * k + t];
+        sums[k * 256 + b] = sum;
+      }
+    }
+    const first = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      let score = 0;
+      const base = i * bytes;
+      for (let k = 0; k < bytes; k++) score += sums[k * 256 + bits[base + k]];
+      first[i] = score;
+    }
+    const candidates = best(first, Math.min(CANDIDATES, n)).sort((a, b) => a - b);
+    // second pass: the candidates' int8 rows, fetched by chunk
+    const chunks = new Map();
+    await Promise.all(Array.from(new Set(candidates.map((row) => Math.floor(row / ROWS_CHUNK))),
+      async (chunk) => chunks.set(chunk, await rows(model, chunk))));
+    const scores = new Float32Array(candidates.length);
+    candidates.forEach((row, c) => {
+      const chunk = chunks.get(Math.floor(row / ROWS_CHUNK)), base = (row % ROWS_CHUNK) * d;
+      let dot = 0;
+      for (let j = 0; j < d; j++) dot += chunk[base + j] * query[j];
+      scores[c] = dot * model.rowScales[row];
+    });
+    return best(scores, top, (c) => candidates[c]).map((c) => ({ row: candidates[c], score: scores[c] }));
   }
 
   window.atlasSearch = {
     tokenize: async (m, n, text) => tokenize(text, await model(m, n)),
-    embed: async (m, n, text) => Array.from(embed(text, await model(m, n))),
+    embed: async (m, n, text) => Array.from(await embed(text, await model(m, n))),
     // the ``top`` sentences nearest ``text`` under model ``m``: [{row, score}], and the milliseconds it took
+    // (the files fetched with the first query not counted; the chunks a query rescores with counted)
     async search(m, n, text, top = 10) {
       const found = await model(m, n);
       const started = performance.now();
-      const query = embed(text, found), d = found.dimension, scores = new Float32Array(n);
-      for (let i = 0; i < n; i++) {
-        let dot = 0;
-        const base = i * d;
-        for (let j = 0; j < d; j++) dot += found.rows[base + j] * query[j];
-        scores[i] = dot * found.rowScales[i];
-      }
-      const rows = best(scores, top);
-      return { rows: rows.map((row) => ({ row, score: scores[row] })), ms: performance.now() - started };
+      const query = await embed(text, found);
+      const rows = await nearest(found, query, top);
+      return { rows, ms: performance.now() - started };
     },
   };
 
