@@ -11,10 +11,12 @@ sentences, a static model and MiniLM, with search):
 
 * **publish** — seconds from the finished map to the folder, and the folder's size (<= 100 MB);
 * **first paint** — from navigation to the maps drawn (<= 3 s), and the bytes downloaded by then (<= 10 MB);
-* **first answer** — the bytes downloaded until the first query's ten results are on the page (<= 40 MB);
-* **query** — milliseconds from a query to its ten results in the page, once its files are in (<= 300 ms),
-  the median of ``--queries`` STSb dev sentences;
-* **recall@10** — the page's search (int8 vectors) against exact fp32 search with the same model (>= 0.95).
+* for each model the page searches with (a fresh browser each):
+  **first answer** — the bytes downloaded until the first query's ten results are on the page (<= 40 MB);
+  **query** — milliseconds from a query to its ten results in the page, once its files are in (<= 300 ms with
+  the static model, <= 1 s with MiniLM in wasm), the median of ``--queries`` STSb dev sentences;
+  **recall@10** — the page's ten (its own query vector, sign bits then int8 rescoring) against exact fp32
+  search with the same model (fp32 corpus vectors and query) (>= 0.95).
 
 Prints the CPU first: the numbers belong to it.
 """
@@ -22,6 +24,7 @@ Prints the CPU first: the numbers belong to it.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -88,35 +91,44 @@ def static_server(folder: Path) -> tuple[str, subprocess.Popen]:
     raise SystemExit("python -m http.server did not start")
 
 
-def in_chromium(url: str, n: int, m: int, queries: list[str]) -> dict:
+def in_chromium(url: str, n: int, searched: list[int], queries: list[str]) -> dict:
+    """First paint, and for each searchable model (a fresh browser context each, so that the bytes its first
+    search downloads are its own): the bytes until the first answer, each query's milliseconds and rows."""
     from playwright.sync_api import sync_playwright
 
+    found: dict = {"models": {}}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=["--no-sandbox", "--disable-background-networking"])
-        context = browser.new_context(viewport={"width": 1366, "height": 768})
-        left: list[str] = []
-        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(url)
-                      else (left.append(route.request.url), route.abort()))
-        page = context.new_page()
-        page.set_default_timeout(300_000)
-        received: list[int] = []
-        page.on("requestfinished", lambda request: received.append(request.sizes()["responseBodySize"]))
-        started = time.perf_counter()
-        page.goto(url)
-        page.wait_for_selector("body[data-ready='1']")
-        paint_s = time.perf_counter() - started
-        before_paint = sum(received)
-        page.fill("#query", queries[0])
-        page.click("#search-go")
-        page.wait_for_selector("#results li[data-row]")
-        page.wait_for_timeout(300)
-        before_answer = sum(received)
-        times = [page.evaluate(f"atlasSearch.search({m}, {n}, {query!r}, 10).then((f) => f.ms)") for query in queries]
-        assert not left, left
+        for m in searched:
+            context = browser.new_context(viewport={"width": 1366, "height": 768})
+            left: list[str] = []
+            context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(url)
+                          else (left.append(route.request.url), route.abort()))
+            page = context.new_page()
+            page.set_default_timeout(300_000)
+            received: list[int] = []
+            page.on("requestfinished", lambda request: received.append(request.sizes()["responseBodySize"]))
+            started = time.perf_counter()
+            page.goto(url)
+            page.wait_for_selector("body[data-ready='1']")
+            if "paint_s" not in found:
+                found["paint_s"], found["before_paint"] = time.perf_counter() - started, sum(received)
+            page.select_option("#search-model", str(m))
+            page.fill("#query", queries[0])
+            page.click("#search-go")
+            page.wait_for_selector("#results li[data-row]")
+            page.wait_for_timeout(300)
+            before_answer = sum(received)
+            answers = [page.evaluate(f"atlasSearch.search({m}, {n}, {query!r}, 10)") for query in queries]
+            assert not left, left
+            times = [a["ms"] for a in answers]
+            found["models"][m] = {"before_answer": before_answer, "query_ms": statistics.median(times),
+                                  "query_p95_ms": float(np.percentile(times, 95)),
+                                  "rows": [[r["row"] for r in a["rows"]] for a in answers]}
+            context.close()
         browser.close()
-    return {"paint_s": paint_s, "before_paint": before_paint, "before_answer": before_answer,
-            "query_ms": statistics.median(times), "query_p95_ms": float(np.percentile(times, 95))}
+    return found
 
 
 def main() -> None:
@@ -136,7 +148,6 @@ def main() -> None:
     from sbert_demo.data.benchmarks import sts_split
     from sbert_demo.encoding.encoder import encode
     from sbert_demo.explore.prepare import link_prepared
-    from sbert_demo.publish.search import recall_at
     from sbert_demo.publish.site import publish_map
 
     print(cpu_line(), flush=True)
@@ -162,26 +173,35 @@ def main() -> None:
         publish_s = time.perf_counter() - started
         print(f"publish: {publish_s:,.0f} s | {site.describe()} | budget 100 MB: "
               f"{'met' if site.bytes <= 100e6 else 'NOT met'}", flush=True)
-        m = next(i for i, model in enumerate(atlas.models) if model["label"] in site.search)
+        meta = json.loads((site.folder / "data" / "meta.json").read_text(encoding="utf-8"))
         dev = sts_split("dev", SHIPPED_DATA)
         queries = list(dict.fromkeys(dev.sentences1))[:args.queries]
         url, server = static_server(site.folder)
         try:
-            seen = in_chromium(url, atlas.n, m, queries)
+            seen = in_chromium(url, atlas.n, meta["search"], queries)
         finally:
             server.terminate()
-        key = atlas.models[m]["key"]
-        vectors = encode(key, sentences, fast=True).embeddings
-        recall = recall_at(vectors, encode(key, queries).embeddings)
-    for what, value, budget, met in (
-            ("first paint", f"{seen['paint_s']:.2f} s", "3 s", seen["paint_s"] <= 3),
+        recalls = {}
+        for m in meta["search"]:  # the page's ten against exact fp32 search (fp32 vectors, fp32 query)
+            key = atlas.models[m]["key"]
+            vectors = np.concatenate([encode(key, sentences[start : start + 50_000], precision="fp32").embeddings
+                                      for start in range(0, len(sentences), 50_000)])  # encode's limit a call
+            exact = [set(np.argsort(-(vectors @ q), kind="stable")[:10].tolist())
+                     for q in encode(key, queries, precision="fp32").embeddings]
+            recalls[m] = float(np.mean([len(e & set(rows)) / 10 for e, rows in zip(exact, seen["models"][m]["rows"])]))
+    rows = [("first paint", f"{seen['paint_s']:.2f} s", "3 s", seen["paint_s"] <= 3),
             ("downloaded before the first paint", f"{seen['before_paint'] / 1e6:.1f} MB", "10 MB",
-             seen["before_paint"] <= 10e6),
-            ("downloaded before the first answer", f"{seen['before_answer'] / 1e6:.1f} MB", "40 MB",
-             seen["before_answer"] <= 40e6),
-            (f"a query to its ten results ({key}, median of {len(queries)})",
-             f"{seen['query_ms']:.0f} ms (p95 {seen['query_p95_ms']:.0f})", "300 ms", seen["query_ms"] <= 300),
-            (f"recall@10 against exact fp32 search ({key})", f"{recall:.3f}", "0.95", recall >= 0.95)):
+             seen["before_paint"] <= 10e6)]
+    for m, model in seen["models"].items():
+        key = atlas.models[m]["key"]
+        limit_ms = 300 if atlas.models[m]["key"].startswith("static") else 1000
+        rows += [(f"downloaded before the first answer ({key})", f"{model['before_answer'] / 1e6:.1f} MB", "40 MB",
+                  model["before_answer"] <= 40e6),
+                 (f"a query to its ten results ({key}, median of {len(queries)})",
+                  f"{model['query_ms']:.0f} ms (p95 {model['query_p95_ms']:.0f})", f"{limit_ms} ms",
+                  model["query_ms"] <= limit_ms),
+                 (f"recall@10 against exact fp32 search ({key})", f"{recalls[m]:.3f}", "0.95", recalls[m] >= 0.95)]
+    for what, value, budget, met in rows:
         print(f"{what}: {value} | budget {budget}: {'met' if met else 'NOT met'}", flush=True)
 
 

@@ -64,6 +64,7 @@ class Settings:
     hub_endpoint: str = "https://huggingface.co"  # HF_ENDPOINT
     runtime_choice: str = "measure"  # SBERT_DEMO_RUNTIME_CHOICE: measure the CPU runtimes, or the CPU-flag rules
     inference_threads: int | None = None  # SBERT_DEMO_INFERENCE_THREADS; None: every core this process may use
+    npm_tarballs: Path | None = None  # SBERT_DEMO_NPM_TARBALLS: `npm pack` tarballs a published page vendors; None: npm
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
@@ -95,6 +96,8 @@ class Settings:
                                    RUNTIME_CHOICES),
             inference_threads=(max(1, _whole("SBERT_DEMO_INFERENCE_THREADS", env["SBERT_DEMO_INFERENCE_THREADS"]))
                                if env.get("SBERT_DEMO_INFERENCE_THREADS", "").strip() else None),
+            npm_tarballs=(Path(env["SBERT_DEMO_NPM_TARBALLS"].strip()).expanduser()
+                          if env.get("SBERT_DEMO_NPM_TARBALLS", "").strip() else None),
         )
         return built.replace(**{name: value for name, value in flags.items() if value is not None})
 

@@ -156,8 +156,8 @@ def test_the_folder_holds_the_page_its_data_and_a_static_spaces_front_matter(pub
     for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css", "data/meta.json",
                  "data/points-0.f32", "data/clusters-1.u16", "data/labels.u16", "data/texts/0.json", "data/csv.json",
                  "data/shared-0-1.u8", "data/disagree-0-1.json", "search/0/tokenizer.json", "search/0/bits.u8",
-                 "search/0/table.i8", "search/0/rows/0.i8", "search/1/model.onnx", "search/1/bits.u8",
-                 "vendor/ort.wasm.min.js", "vendor/ort-wasm-simd-threaded.wasm", "vendor/LICENSE"):
+                 "search/0/table.i8", "search/0/tokens/0.u16", "search/1/model.onnx", "search/1/bits.u8",
+                 "vendor/ort.wasm.min.js", "vendor/ort-wasm-simd-threaded.wasm", "vendor/LICENSE-onnxruntime-web"):
         assert (folder / name).is_file(), name
     from sbert_demo.publish.search import ROWS_CHUNK
 
@@ -302,19 +302,40 @@ def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, publ
 def test_the_two_pass_search_finds_the_exact_ten_on_real_vectors(published: Published) -> None:
     from types import SimpleNamespace
 
-    from sbert_demo.publish.search import recall_at, searchable, search_like_the_page, sign_bits, int8_rows
+    from sbert_demo.publish.search import (ROWS_CHUNK, dequantised, embed_like_the_page, recall_at, search_like_the_page,
+                                           searchable, sign_bits)
 
     vectors = published.minilm_corpus
     assert recall_at(vectors, published.minilm_int8) >= 0.95
-    bits, (rows, scales) = sign_bits(vectors), int8_rows(vectors)
+    bits = sign_bits(vectors)
     assert bits.shape == (N, 48) and np.array_equal(np.unpackbits(bits, axis=1) == 1, vectors > 0)
-    first = search_like_the_page(vectors[7], bits, rows, scales)
+    first = search_like_the_page(vectors[7], bits, dequantised(vectors))
     assert first[0] == 7 and len(first) == 10  # a sentence finds itself first
     # a pass that keeps fewer candidates finds less: the rescoring does the work
-    few = np.mean([len(set(search_like_the_page(q, bits, rows, scales, candidates=10).tolist())
+    few = np.mean([len(set(search_like_the_page(q, bits, dequantised(vectors), candidates=10).tolist())
                        & set(np.argsort(-(vectors @ q), kind="stable")[:10].tolist())) / 10
                    for q in published.minilm_int8[:30]])
     assert few < recall_at(vectors, published.minilm_int8[:30])
+    # the static model's sentences are rescored from their tokens (the chunk files hold Hugging Face's ids)
+    folder = published.folder / "search" / "0"
+    spec = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    d, v = spec["dimension"], len(spec["vocab"])
+    table = np.fromfile(folder / "table.i8", dtype=np.int8).reshape(v, d)
+    scales = np.fromfile(folder / "table-scales.f32", dtype="<f4")
+    ids = []
+    for chunk in range(-(-N // ROWS_CHUNK)):
+        raw = (folder / "tokens" / f"{chunk}.u16").read_bytes()
+        count = min(ROWS_CHUNK, N - chunk * ROWS_CHUNK)
+        offsets = np.frombuffer(raw[: 4 * (count + 1)], dtype="<u4")
+        tokens = np.frombuffer(raw[4 * (count + 1):], dtype="<u2")
+        assert len(tokens) == offsets[-1]
+        ids += [tokens[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+    from sbert_demo.encoding import model_cache
+
+    tokenizer = model_cache.load("static-minilm", precision="fp32", backend="torch").model[0].tokenizer
+    assert ids == [e.ids for e in tokenizer.encode_batch(published.sentences, add_special_tokens=False)]
+    in_page = embed_like_the_page(ids, table, scales)
+    assert recall_at(published.corpus_vectors, published.query_vectors[:60], in_page) >= 0.95
     kinds = SimpleNamespace(models=[{"key": "glove-6b-50d"}, {"key": "static-minilm"}, {"key": "all-MiniLM-L6-v2"},
                                     {"key": "no-such-model"}])
     assert [(found.m, found.engine) for found in searchable(kinds)] == [(1, "static"), (2, "graph")]

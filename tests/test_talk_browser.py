@@ -172,6 +172,85 @@ def test_prepare_after_the_walk_finds_every_step_kept(talk_env: dict[str, str], 
     assert run.stat().st_mtime == kept_at
 
 
+def test_the_talk_published_as_a_static_folder_runs_from_it(browser, talk_env: dict[str, str], talk_app,
+                                                            tmp_path: Path) -> None:
+    """``publish --talk`` on the machine the walk prepared: every step drawn from what is kept (nothing trained
+    again), a folder of at most 15 MB that ``python -m http.server`` serves with every other request aborted;
+    the keys walk 1 -> 8 and back, the address and the QR code follow, step 8 links the app, no text is cut at
+    the three sizes, and a damaged step file is named on the page."""
+    _, cache = talk_app
+    (run,) = (cache / "talk").glob("training-*.json")
+    kept_at = run.stat().st_mtime
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "sbert_demo", "publish", "--talk", "--out", str(site),
+                           "--app-url", "https://example.org/app/"], cwd=REPO, env=talk_env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "the talk (7 steps drawn) in talk/" in done.stdout and run.stat().st_mtime == kept_at
+    folder_bytes = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    assert folder_bytes <= 15e6, folder_bytes  # the talk alone: the issue's budget
+    assert "sdk: static" in (site / "README.md").read_text(encoding="utf-8")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
+                               str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/"
+    names = [step["name"] for step in json.loads((site / "talk" / "steps.json").read_text(encoding="utf-8"))["steps"]]
+    try:
+        time.sleep(1.0)
+        seconds = {}
+        for name, size in SIZES.items():
+            phone = size[0] < 640
+            context = browser.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=phone,
+                                          has_touch=phone)
+            left: list[str] = []
+            context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
+                          else (left.append(route.request.url), route.abort()))
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(base)  # the folder's front page opens the talk
+            page.wait_for_selector("body[data-step='0']")
+            assert page.url.startswith(base + "talk/")
+            for step in range(1, STEPS + 1):
+                started = time.perf_counter()
+                page.keyboard.press("ArrowRight")
+                page.wait_for_selector(f"body[data-step='{step}']")
+                seconds[f"{name}-{step}"] = round(time.perf_counter() - started, 3)
+                assert page.inner_text("#title") == f"{step} / {STEPS} · {names[step - 1]}"
+                assert page.evaluate("location.search") == f"?step={step}"
+                figures = page.evaluate("document.querySelectorAll('#figures .js-plotly-plot').length")
+                assert figures == (0 if step == STEPS else 2 if step in (2, 5) else 1), (step, figures)
+                assert page.evaluate(TEXT_PROBLEMS) == [], (name, step)
+                page.screenshot(path=str(ARTIFACTS / f"static-talk-{name}-{step}.png"))
+            assert "https://example.org/app/?view=talk&step=8" == page.get_attribute("#figures .room a", "href")
+            page.keyboard.press("ArrowLeft")
+            page.wait_for_selector("body[data-step='7']")
+            assert "after" in page.inner_text("#caption")  # the kept run's before -> after
+            page.keyboard.press("q")
+            page.wait_for_selector("#qr:not([hidden]) #qr-code svg")
+            assert page.inner_text("#qr-link") == page.url and page.url.endswith("/talk/?step=7")
+            assert left == [] and errors == [], (left, errors)
+            context.close()
+        (ARTIFACTS / "static-talk-seconds.json").write_text(json.dumps(seconds, indent=1), encoding="utf-8")
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        page = context.new_page()
+        page.goto(base + "talk/?step=4")  # a link to a step opens it
+        page.wait_for_selector("body[data-step='4']")
+        assert "SICK-R" in page.inner_text("#figures")
+        context.close()
+        steps = site / "talk" / "steps" / "3-screen.json"
+        steps.write_bytes(steps.read_bytes()[:500])  # an upload cut short
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        page = context.new_page()
+        page.goto(base + "talk/?step=3")
+        page.wait_for_selector("body[data-step='error']")
+        assert "incomplete: steps/3-screen.json is missing or damaged" in page.inner_text("#status")
+        context.close()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 def test_every_step_fits_each_screen(browser, talk_app) -> None:
     url, _ = talk_app
     problems = {}

@@ -4,10 +4,14 @@
 * :mod:`.site` writes the folder: the map view's page and script, every file its server would have
   answered from (points, clusters, labels, sentences in chunks, shared neighbours, where models disagree);
   what depends on a visitor's selection (the table, its counts, the CSV) is computed in the page.
-* :mod:`.search` adds search by meaning in the page for a static model of the map: the tokenizer's vocabulary,
-  the model's token table and the corpus's vectors in int8.
+* :mod:`.search` adds search by meaning in the page, with a static model of the map (its tokenizer and token
+  table) or MiniLM (the app's ONNX int8 graph in ONNX Runtime Web), over the corpus's sign bits and int8 rows;
+* :mod:`.talk` adds the talk: the presenter view's steps drawn once, a page that steps through them;
+* :mod:`.vendor` brings what the pages run that this project did not write (ONNX Runtime Web, a QR code
+  generator, plotly.js) into the folder: nothing is loaded from anywhere else.
 
-The page's own files are the map view's (``sbert_demo/ui/assets/atlas*``), copied as they are.
+The pages' own files are the map view's (``sbert_demo/ui/assets/atlas*``) and the talk's (``talk_site*``),
+copied as they are.
 
-May import: config, shared, views, formatting, plot_style, hub, gpu, models, data, encoding, explore, corpus, atlas.
+May import: config, shared, views, formatting, plot_style, hub, gpu, models, data, encoding, explore, benchmark, analysis, training, audience, talk, corpus, atlas.
 """

@@ -17,11 +17,13 @@ are shipped compactly, as sentence-transformers' embedding quantisation does:
 
 * ``bits.u8``: one bit a dimension (the sign), fetched with the first query: a first pass scores every
   sentence by the float query against its signs and keeps :data:`CANDIDATES`;
-* ``rows/<c>.i8`` + ``row-scales.f32``: every vector in int8 by chunks of :data:`ROWS_CHUNK` rows, fetched
-  only for the candidates, which are scored again (rescoring) and the best :data:`TOP` kept.
+* the candidates are scored again (rescoring) and the best :data:`TOP` kept, from files fetched by chunks of
+  :data:`ROWS_CHUNK` sentences, only for the candidates: a transformer's vectors in int8 (``rows/<c>.i8`` +
+  ``row-scales.f32``); a static model's sentences as token ids (``tokens/<c>.u16``), which the page embeds as it
+  embeds the query (a tenth of the bytes, and the query's own vectors: no quantisation between them).
 
-:func:`search_like_the_page` runs the same two passes in numpy: :func:`recall_at` measures recall@10 against
-exact fp32 search where the folder is written (``bench/publish.py``).
+:func:`search_like_the_page` runs the same two passes in numpy (:func:`recall_at`: recall@10 against exact fp32
+search); ``bench/publish.py`` measures the page's own answers against exact fp32 search.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -110,14 +113,15 @@ def special_tokens(spec: dict, key: str) -> tuple[int, int]:
     raise ValueError(f"{key}'s tokenizer wraps a sentence in a way the published page does not know.")
 
 
-def static_parts(key: str) -> tuple[dict, np.ndarray]:
-    """(the tokenizer as the page reads it, the token table as float32) of the static model ``key``."""
+def static_parts(key: str) -> tuple[dict, np.ndarray, Any]:
+    """(the tokenizer as the page reads it, the token table as float32, the Hugging Face tokenizer) of the
+    static model ``key``."""
     from ..encoding import model_cache
 
     loaded = model_cache.load(key, precision="fp32", backend="torch")
     module = loaded.model[0]
     table = module.embedding.weight.detach().cpu().numpy().astype(np.float32)
-    return wordpiece(json.loads(module.tokenizer.to_str()), key), table
+    return wordpiece(json.loads(module.tokenizer.to_str()), key), table, module.tokenizer
 
 
 def int8_graph(key: str) -> Path:
@@ -158,7 +162,7 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
     Web under ``site/vendor/`` for a transformer); the models written, static ones first. A model the page
     cannot embed with is left out and ``skipped`` hears why, in a sentence."""
     from ..config import settings
-    from .vendor import onnxruntime_web
+    from .vendor import ONNXRUNTIME_WEB, copy_into, vendored
 
     say = progress or (lambda fraction, what: None)
     models = searchable(atlas)
@@ -170,19 +174,20 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
         say(done / max(1, len(models)), f"{label}: what the page embeds a query with")
         try:
             if model.engine == "static":
-                tokenizer, table = static_parts(model.key)
+                tokenizer, table, hf_tokenizer = static_parts(model.key)
+                if len(tokenizer["vocab"]) > 2**16:
+                    raise ValueError(f"{label}'s vocabulary has more than 65,536 tokens; the page cannot search with it.")
                 table_rows, table_scales = int8_rows(table)
                 table_rows.tofile(out / "table.i8")
                 table_scales.astype("<f4").tofile(out / "table-scales.f32")
                 dimension = table.shape[1]
             else:
-                runtime = onnxruntime_web(settings().cache_dir)
+                vendored(ONNXRUNTIME_WEB, settings())  # before the graph: without it, no search
                 tokenizer, dimension = web_graph(int8_graph(model.key), out / "model.onnx")
                 if (out / "model.onnx").stat().st_size > GRAPH_LIMIT_MB * 1e6:
                     raise ValueError(f"{label}'s graph is {(out / 'model.onnx').stat().st_size / 1e6:,.0f} MB, more "
                                      f"than a page should download to search ({GRAPH_LIMIT_MB} MB).")
-                if not (site / "vendor").is_dir():
-                    shutil.copytree(runtime, site / "vendor")
+                copy_into(ONNXRUNTIME_WEB, settings(), site / "vendor")
         except ValueError as exc:
             shutil.rmtree(out)
             if skipped:
@@ -190,10 +195,15 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
             continue
         (out / "tokenizer.json").write_text(json.dumps({**tokenizer, "key": model.key, "engine": model.engine,
                                                         "dimension": dimension}), encoding="utf-8")
-        corpus = LargeCorpus(atlas.meta["name"], atlas.texts().to_pylist(), None)
-        embedded = embed_corpus(corpus, model.key,
+        texts = atlas.texts().to_pylist()
+        embedded = embed_corpus(LargeCorpus(atlas.meta["name"], texts, None), model.key,
                                 progress=lambda f, what, done=done: say((done + 0.8 * f) / len(models), what))
-        write_vectors(embedded.matrix(np.float32), out)
+        vectors = embedded.matrix(np.float32)
+        sign_bits(vectors).tofile(out / "bits.u8")
+        if model.engine == "static":  # rescored from their tokens, embedded in the page as the query is
+            write_tokens([e.ids for e in hf_tokenizer.encode_batch(texts, add_special_tokens=False)], out)
+        else:
+            write_rows(vectors, out)
         written.append(model)
     return [model.m for model in sorted(written, key=lambda model: model.engine != "static")]  # the lightest first
 
@@ -201,21 +211,37 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
 def first_download(site: Path, m: int) -> int:
     """Bytes the page downloads before its first answer with model ``m`` (the chunks of rows it rescores with
     not counted): what the search menu tells a visitor."""
+    from .vendor import ONNXRUNTIME_WEB
+
     folder = site / "search" / str(m)
-    files = [p for p in folder.iterdir() if p.is_file()]
+    files = [p for p in folder.iterdir() if p.is_file()]  # the rescoring's chunks are in folders
     if (folder / "model.onnx").is_file():
-        files += [p for p in (site / "vendor").iterdir() if p.suffix in (".js", ".mjs", ".wasm")]
+        files += [site / "vendor" / Path(name).name for name in ONNXRUNTIME_WEB.files]
     return sum(p.stat().st_size for p in files)
 
 
-def write_vectors(vectors: np.ndarray, out: Path) -> None:
-    """The corpus's vectors as the page searches them: ``bits.u8``, ``rows/<c>.i8`` and ``row-scales.f32``."""
-    sign_bits(vectors).tofile(out / "bits.u8")
+def write_rows(vectors: np.ndarray, out: Path) -> None:
+    """The corpus's vectors in int8 for rescoring: ``rows/<c>.i8`` (:data:`ROWS_CHUNK` a file) and
+    ``row-scales.f32``."""
     rows, scales = int8_rows(vectors)
     scales.astype("<f4").tofile(out / "row-scales.f32")
     (out / "rows").mkdir()
     for start in range(0, len(rows), ROWS_CHUNK):
         rows[start : start + ROWS_CHUNK].tofile(out / "rows" / f"{start // ROWS_CHUNK}.i8")
+
+
+def write_tokens(token_ids: list[list[int]], out: Path) -> None:
+    """A static model's corpus for rescoring: each sentence's token ids, :data:`ROWS_CHUNK` sentences a file
+    (``tokens/<c>.u16``: the chunk's ``count + 1`` offsets as uint32, then the ids as uint16), about 26 bytes
+    a sentence where its int8 vector would take one a dimension."""
+    (out / "tokens").mkdir()
+    for start in range(0, len(token_ids), ROWS_CHUNK):
+        chunk = token_ids[start : start + ROWS_CHUNK]
+        offsets = np.cumsum([0] + [len(ids) for ids in chunk]).astype("<u4")
+        ids = np.fromiter((i for row in chunk for i in row), dtype="<u2", count=int(offsets[-1]))
+        with open(out / "tokens" / f"{start // ROWS_CHUNK}.u16", "wb") as handle:
+            handle.write(offsets.tobytes())
+            handle.write(ids.tobytes())
 
 
 def embed_like_the_page(token_ids: list[list[int]], quantised: np.ndarray, scales: np.ndarray) -> np.ndarray:
@@ -229,25 +255,31 @@ def embed_like_the_page(token_ids: list[list[int]], quantised: np.ndarray, scale
     return out / np.where(norms == 0, 1, norms)
 
 
-def search_like_the_page(query: np.ndarray, bits: np.ndarray, rows: np.ndarray, row_scales: np.ndarray,
-                         top: int = TOP, candidates: int = CANDIDATES) -> np.ndarray:
+def search_like_the_page(query: np.ndarray, bits: np.ndarray, rescored: np.ndarray, top: int = TOP,
+                         candidates: int = CANDIDATES) -> np.ndarray:
     """The page's search for one query vector: every sentence's signs (±1) against the query, the best
-    ``candidates`` scored again with their int8 rows; the ``top`` rows, best first (ties by row)."""
+    ``candidates`` scored again with ``rescored`` (each sentence's vector as the page rescores it: its int8 row,
+    or for a static model its tokens embedded as the query is); the ``top`` rows, best first (ties by row)."""
     signs = np.unpackbits(bits, axis=1, count=len(query)).astype(np.float32) * 2 - 1
     first = np.argsort(-(signs @ query), kind="stable")[:candidates]
     first.sort()
-    scores = (rows[first].astype(np.float32) @ query) * row_scales[first]
+    scores = rescored[first] @ query
     return first[np.argsort(-scores, kind="stable")[:top]]
 
 
-def recall_at(vectors: np.ndarray, queries: np.ndarray, top: int = TOP, corpus_queries: np.ndarray | None = None) -> float:
-    """Recall@``top`` of the page's search for ``queries`` (as the page embeds them) against exact fp32
-    search over ``vectors`` (rows normalised) for ``corpus_queries`` (the same queries as Python embeds
-    them; ``queries`` when not given)."""
-    exact_queries = queries if corpus_queries is None else corpus_queries
-    bits, (rows, scales) = sign_bits(vectors), int8_rows(vectors)
+def dequantised(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` as the page rescores a transformer's: its int8 rows times their scales."""
+    rows, scales = int8_rows(vectors)
+    return rows.astype(np.float32) * scales[:, None]
+
+
+def recall_at(vectors: np.ndarray, queries: np.ndarray, rescored: np.ndarray | None = None, top: int = TOP) -> float:
+    """Recall@``top`` of the page's search for ``queries`` (rescoring with ``rescored``, by default the int8
+    rows of ``vectors``) against exact fp32 search over ``vectors`` (rows normalised)."""
+    bits = sign_bits(vectors)
+    rescored = dequantised(vectors) if rescored is None else rescored
     hits = 0
-    for query, exact_query in zip(queries, exact_queries):
-        exact = set(np.argsort(-(vectors @ exact_query), kind="stable")[:top].tolist())
-        hits += len(exact & set(search_like_the_page(query, bits, rows, scales, top).tolist()))
+    for query in queries:
+        exact = set(np.argsort(-(vectors @ query), kind="stable")[:top].tolist())
+        hits += len(exact & set(search_like_the_page(query, bits, rescored, top).tolist()))
     return hits / (top * len(queries))

@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..atlas import compare
 from ..atlas.store import Atlas, open_atlas
@@ -51,46 +52,44 @@ class Site:
     files: int
     bytes: int
     notes: tuple[str, ...] = ()  # why a model of the map does not search in the page
+    talk_steps: int = 0  # the talk's steps drawn (0: no talk)
 
     def describe(self) -> str:
+        talk = f"the talk ({self.talk_steps} steps drawn) in talk/; " if self.talk_steps else ""
+        if not self.models:
+            return (f"{self.folder}: {talk}{self.files} files, {self.bytes / 1e6:,.1f} MB")
         return (f"{self.folder}: {self.sentences:,} sentences, {len(self.models)} map(s) ({', '.join(self.models)}), "
-                f"{self.pairs} comparison(s), search by meaning with {', '.join(self.search) or 'no model'}; "
+                f"{self.pairs} comparison(s), search by meaning with {', '.join(self.search) or 'no model'}; {talk}"
                 f"{self.files} files, {self.bytes / 1e6:,.1f} MB" + "".join(f"\n{note}" for note in self.notes))
 
 
-def publish_map(atlas: Atlas | str, out: Path, *, app_url: str | None = None, search: bool = True,
-                title: str | None = None, progress: Progress | None = None) -> Site:
-    """Write the static folder of ``atlas`` (an :class:`Atlas` or its id) into ``out`` (created, or an empty
-    folder, or an earlier published folder, which is replaced whole); return what it holds."""
+def publish_map(atlas: Atlas | str | None, out: Path, *, app_url: str | None = None, search: bool = True,
+                talk: bool = False, title: str | None = None, progress: Progress | None = None) -> Site:
+    """Write the static folder of ``atlas`` (an :class:`Atlas` or its id), with the talk in ``talk/`` when
+    ``talk`` (or the talk alone, without a map), into ``out`` (created, or an empty folder, or an earlier
+    published folder, which is replaced whole); return what it holds."""
+    if atlas is None and not talk:
+        raise ValueError("Name a map to publish (--map ID or latest), the talk (--talk), or both.")
     atlas = open_atlas(atlas) if isinstance(atlas, str) else atlas
+    app_url = check_app_url(app_url)
     say = progress or (lambda fraction, what: None)
     out = Path(out).expanduser().resolve()
     _check_target(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    staging.chmod(0o755)  # mkdtemp's folder is its owner's only: a web server running as another user reads it
+    share = 0.5 if atlas is not None and talk else 1.0  # of the progress bar, the map's
     try:
-        data = staging / "data"
-        (data / "texts").mkdir(parents=True)
-        say(0.0, "the map's arrays")
-        _arrays(atlas, data)
-        say(0.05, "the sentences, in chunks")
-        _texts(atlas, data)
-        pairs = [(a, b) for a in range(len(atlas.models)) for b in range(a + 1, len(atlas.models))]
-        for done, (a, b) in enumerate(pairs):
-            share = 0.1 + 0.6 * done / max(1, len(pairs))
-            _compared(atlas, data, a, b, lambda f, what, share=share: say(share + 0.6 / len(pairs) * f, what))
-        searched: list[int] = []
-        notes: list[str] = []
-        sizes: dict[str, int] = {}
-        if search:
-            from .search import first_download, publish_search
+        pairs, searched, notes = (_map(atlas, staging, app_url, search, title, talk,
+                                       lambda f, what: say(share * f, what)) if atlas is not None else ([], [], []))
+        steps = 0
+        if talk:
+            from .talk import publish_talk
 
-            searched = publish_search(atlas, staging, lambda f, what: say(0.7 + 0.28 * f, what), notes.append)
-            sizes = {str(m): first_download(staging, m) for m in searched}
-        meta = {**atlas.meta, "site": FORMAT, "chunk": CHUNK, "pairs": [list(p) for p in pairs],
-                "search": searched, "search_bytes": sizes}
-        (data / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-        _page(staging, atlas, app_url, title or atlas.meta["name"])
+            steps = publish_talk(staging, app_url=app_url, with_map=atlas is not None,
+                                 progress=lambda f, what: say(1 - share + share * f if atlas is not None else f, what))
+            if atlas is None:
+                _talk_only(staging)
         if out.exists():
             shutil.rmtree(out)
         os.replace(staging, out)
@@ -98,9 +97,60 @@ def publish_map(atlas: Atlas | str, out: Path, *, app_url: str | None = None, se
         shutil.rmtree(staging, ignore_errors=True)
     say(1.0, "written")
     files = [p for p in out.rglob("*") if p.is_file()]
-    return Site(out, atlas.n, tuple(m["label"] for m in atlas.models), len(pairs),
-                tuple(atlas.models[m]["label"] for m in searched), len(files), sum(p.stat().st_size for p in files),
-                tuple(notes))
+    models = atlas.models if atlas is not None else []
+    return Site(out, atlas.n if atlas is not None else 0, tuple(m["label"] for m in models), len(pairs),
+                tuple(models[m]["label"] for m in searched), len(files), sum(p.stat().st_size for p in files),
+                tuple(notes), steps)
+
+
+def _map(atlas: Atlas, staging: Path, app_url: str | None, search: bool, title: str | None, talk: bool,
+         say: Progress) -> tuple[list, list[int], list[str]]:
+    """The map's part of the folder: (the pairs of models compared, the models searched, why others are not)."""
+    data = staging / "data"
+    (data / "texts").mkdir(parents=True)
+    say(0.0, "the map's arrays")
+    _arrays(atlas, data)
+    say(0.05, "the sentences, in chunks")
+    _texts(atlas, data)
+    pairs = [(a, b) for a in range(len(atlas.models)) for b in range(a + 1, len(atlas.models))]
+    for done, (a, b) in enumerate(pairs):
+        share = 0.1 + 0.6 * done / max(1, len(pairs))
+        _compared(atlas, data, a, b, lambda f, what, share=share: say(share + 0.6 / len(pairs) * f, what))
+    searched: list[int] = []
+    notes: list[str] = []
+    sizes: dict[str, int] = {}
+    if search:
+        from .search import first_download, publish_search
+
+        searched = publish_search(atlas, staging, lambda f, what: say(0.7 + 0.28 * f, what), notes.append)
+        sizes = {str(m): first_download(staging, m) for m in searched}
+    meta = {**atlas.meta, "site": FORMAT, "chunk": CHUNK, "pairs": [list(p) for p in pairs],
+            "search": searched, "search_bytes": sizes}
+    (data / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    _page(staging, atlas, app_url, title or atlas.meta["name"], talk)
+    return pairs, searched, notes
+
+
+def _talk_only(staging: Path) -> None:
+    """A folder with the talk and no map: its front page opens the talk."""
+    (staging / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=talk/">'
+        "<title>The talk · SBERT demo</title></head><body><p><a href=\"talk/\">Open the talk</a></p></body></html>\n",
+        encoding="utf-8")
+    (staging / "site.json").write_text(json.dumps({"site": FORMAT, "map": None, "name": "the talk"}), encoding="utf-8")
+    (staging / "README.md").write_text(space_readme("Why siamese sentence embeddings beat naive ones", 0, [], talk=True),
+                                       encoding="utf-8")
+
+
+def check_app_url(app_url: str | None) -> str | None:
+    """The app's address the pages link to: an http(s) address or none (a ValueError says so)."""
+    if app_url is None or not app_url.strip():
+        return None
+    parts = urlsplit(app_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"--app-url must be an http(s) address, e.g. https://you-sbert-demo.hf.space/ "
+                         f"({app_url[:80]!r} is not).")
+    return app_url.strip()
 
 
 def _check_target(out: Path) -> None:
@@ -145,7 +195,7 @@ def _compared(atlas: Atlas, data: Path, a: int, b: int, progress: Progress) -> N
     (data / f"disagree-{a}-{b}.json").write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
 
 
-def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str) -> None:
+def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str, talk: bool = False) -> None:
     html = (ASSETS / "atlas.html").read_text(encoding="utf-8")
     html = html.replace('href="/atlas/static/atlas.css"', 'href="atlas.css"')
     html = html.replace('<script src="/atlas/static/atlas.js"></script>',
@@ -153,6 +203,8 @@ def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str) -> None:
                         '<script src="atlas.js"></script>')
     home = (f'<a class="home" href="{_attribute(app_url)}" title="The app this map comes from">SBERT demo</a>'
             if app_url else '<span class="home">SBERT demo</span>')
+    if talk:
+        home += ' <a class="home" href="talk/" title="The talk: why siamese sentence embeddings beat naive ones">The talk</a>'
     html = html.replace('<a class="home" href="/?tab=explore" title="Back to the app">SBERT demo</a>', home)
     html = html.replace("<title>Corpus map · SBERT demo</title>", f"<title>{_text(title)} · corpus map</title>")
     (folder / "index.html").write_text(html, encoding="utf-8")
@@ -160,22 +212,28 @@ def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str) -> None:
         shutil.copyfile(ASSETS / name, folder / name)
     (folder / "site.json").write_text(json.dumps({"site": FORMAT, "map": atlas.id, "name": atlas.meta["name"]}),
                                       encoding="utf-8")
-    (folder / "README.md").write_text(space_readme(title, atlas.n, [m["label"] for m in atlas.models]),
+    (folder / "README.md").write_text(space_readme(title, atlas.n, [m["label"] for m in atlas.models], talk),
                                       encoding="utf-8")
 
 
-def space_readme(title: str, sentences: int, models: Sequence[str]) -> str:
+def space_readme(title: str, sentences: int, models: Sequence[str], talk: bool = False) -> str:
     """The folder's README: a Static Space's front matter (uploading the folder makes the Space) and what it is."""
     safe = " ".join(title.replace('"', "'").split())[:60] or "Corpus map"
+    what = []
+    if models:
+        what.append(f"A map of {sentences:,} sentences under {', '.join(models)}: hover a point to read it, lasso a "
+                    "group, compare how the models group the same sentences, search by meaning.")
+    if talk:
+        what.append("The talk (`talk/`): why siamese sentence embeddings beat naive ones, in eight steps; → and ← "
+                    "move, F fills the screen, Q shows the page's QR code.")
     return ("---\n"
             f'title: "{safe}"\n'
             "emoji: 🧭\ncolorFrom: indigo\ncolorTo: green\n"
             "sdk: static\napp_file: index.html\npinned: false\n"
             "---\n\n"
             f"# {safe}\n\n"
-            f"A map of {sentences:,} sentences under {', '.join(models)}, published by sbert-demo "
-            "(`python -m sbert_demo publish`): hover a point to read it, lasso a group, compare how the models "
-            "group the same sentences, search by meaning. Everything runs in the browser from this folder.\n")
+            + " ".join(what) + " Published by sbert-demo (`python -m sbert_demo publish`); everything runs in the "
+            "browser from this folder.\n")
 
 
 def _attribute(value: str) -> str:

@@ -1,11 +1,18 @@
-"""ONNX Runtime Web, vendored into a published folder: the page runs a transformer's graph with it, loading
-nothing from anywhere else (no CDN).
+"""What a published page runs that this project did not write, vendored into the folder: nothing is loaded
+from anywhere else (no CDN).
 
-The package comes from npm once per machine (``npm pack``, the version and its sha512 pinned below) into the
-cache (``<cache>/vendor/onnxruntime-web-<version>/``); only the three files the page needs are kept: the wasm
-build's script (``ort.wasm.min.js``), its loader and its WebAssembly (single-threaded SIMD; the page asks for
-more threads only where the host sends cross-origin isolation headers). ``SBERT_DEMO_ORT_WEB`` may name the
-package's tarball (``onnxruntime-web-<version>.tgz``) on a machine with no npm; it is checked the same way.
+* **ONNX Runtime Web** (npm ``onnxruntime-web``): the wasm build's script, its loader and its WebAssembly
+  (single-threaded SIMD; the page asks for more threads only where the host sends cross-origin isolation
+  headers), for MiniLM's graph in the page (:mod:`.search`);
+* **qrcode-generator** (npm): the talk's QR code of the page's own address, drawn in the page (the address a
+  folder is served from is known only there) (:mod:`.talk`);
+* **plotly.js**: the talk's figures, from the ``plotly`` Python package this app draws them with (the same
+  version, so the figures are drawn as the app draws them).
+
+An npm package comes once per machine (``npm pack``, its version and sha512 pinned here) into the cache
+(``<cache>/vendor/<name>-<version>/``); only the files the page needs are kept, with a ``LICENSE`` note.
+``SBERT_DEMO_NPM_TARBALLS`` may name a folder of the packages' tarballs (``npm pack`` output) on a machine
+with no npm; they are checked the same way.
 """
 
 from __future__ import annotations
@@ -17,35 +24,59 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE = "onnxruntime-web"
-VERSION = "1.30.0"
-INTEGRITY = "sha512-q0y+JrrtukXSzsBWEMccVfqX25LRmosXHF+CaRJmg8pZClzcV7svNc4rKY3jL02Vb7QmRMDs1SigqR4CXAfKYQ=="
-FILES = ("ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
-LICENSE = (f"{PACKAGE} {VERSION} (https://www.npmjs.com/package/{PACKAGE}), MIT License, "
-           "Copyright (c) Microsoft Corporation. The files here are the package's dist/ files, unchanged.\n")
+from ..config import Settings
 
 
-def onnxruntime_web(cache_dir: Path) -> Path:
-    """The folder holding :data:`FILES` (and ``LICENSE``), fetched and checked once per machine; a ValueError
-    saying what is missing when neither npm nor ``SBERT_DEMO_ORT_WEB`` can provide the package."""
-    folder = Path(cache_dir) / "vendor" / f"{PACKAGE}-{VERSION}"
-    if all((folder / name).is_file() for name in FILES):
+@dataclass(frozen=True)
+class Package:
+    name: str
+    version: str
+    integrity: str  # npm's dist.integrity of the tarball
+    files: tuple[str, ...]  # under the package's folder in the tarball
+    licence: str
+
+    @property
+    def folder_name(self) -> str:
+        return f"{self.name}-{self.version}"
+
+
+ONNXRUNTIME_WEB = Package(
+    "onnxruntime-web", "1.30.0",
+    "sha512-q0y+JrrtukXSzsBWEMccVfqX25LRmosXHF+CaRJmg8pZClzcV7svNc4rKY3jL02Vb7QmRMDs1SigqR4CXAfKYQ==",
+    ("dist/ort.wasm.min.js", "dist/ort-wasm-simd-threaded.mjs", "dist/ort-wasm-simd-threaded.wasm"),
+    "MIT License, Copyright (c) Microsoft Corporation")
+QRCODE = Package(
+    "qrcode-generator", "2.0.4",
+    "sha512-mZSiP6RnbHl4xL2Ap5HfkjLnmxfKcPWpWe/c+5XxCuetEenqmNFf1FH/ftXPCtFG5/TDobjsjz6sSNL0Sr8Z9g==",
+    ("dist/qrcode.js", "dist/qrcode_UTF8.js"), "MIT License, Copyright (c) 2009 Kazuhiko Arase")
+
+
+def vendored(package: Package, settings: Settings) -> Path:
+    """The folder holding ``package``'s files (flat, by their base names) and a ``LICENSE`` note, fetched and
+    checked once per machine (``settings``' cache folder); a ValueError saying what is missing when neither npm
+    nor ``settings.npm_tarballs`` can provide the package."""
+    folder = settings.cache_dir / "vendor" / package.folder_name
+    names = [Path(name).name for name in package.files]
+    if all((folder / name).is_file() for name in names):
         return folder
-    with tempfile.TemporaryDirectory(prefix="ort-web-") as scratch:
-        tarball = _tarball(Path(scratch))
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=_parent(folder)))
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="npm-") as scratch:
+        tarball = _tarball(package, Path(scratch), settings.npm_tarballs)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
         try:
             with tarfile.open(tarball, "r:gz") as archive:
-                for name in FILES:
-                    member = archive.getmember(f"package/dist/{name}")
-                    source = archive.extractfile(member)
+                for name in package.files:
+                    source = archive.extractfile(archive.getmember(f"package/{name}"))
                     if source is None:
-                        raise ValueError(f"The {PACKAGE} package has no dist/{name}.")
-                    with source, open(staging / name, "wb") as out:
+                        raise ValueError(f"The {package.name} package has no {name}.")
+                    with source, open(staging / Path(name).name, "wb") as out:
                         shutil.copyfileobj(source, out)
-            (staging / "LICENSE").write_text(LICENSE, encoding="utf-8")
+            (staging / "LICENSE").write_text(
+                f"{package.name} {package.version} (https://www.npmjs.com/package/{package.name}), {package.licence}. "
+                f"The files here are the package's, unchanged.\n", encoding="utf-8")
             shutil.rmtree(folder, ignore_errors=True)
             os.replace(staging, folder)
         finally:
@@ -53,33 +84,49 @@ def onnxruntime_web(cache_dir: Path) -> Path:
     return folder
 
 
-def _parent(folder: Path) -> Path:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    return folder.parent
+def copy_into(package: Package, settings: Settings, vendor: Path) -> None:
+    """``package``'s files into a published folder's ``vendor/`` (its licence as ``LICENSE-<name>``)."""
+    source = vendored(package, settings)
+    vendor.mkdir(parents=True, exist_ok=True)
+    for name in package.files:
+        shutil.copyfile(source / Path(name).name, vendor / Path(name).name)
+    shutil.copyfile(source / "LICENSE", vendor / f"LICENSE-{package.name}")
 
 
-def _tarball(scratch: Path) -> Path:
-    named = os.environ.get("SBERT_DEMO_ORT_WEB", "").strip()
-    if named:
-        path = Path(named).expanduser()
+def plotly_js(vendor: Path) -> str:
+    """plotly.js from the ``plotly`` Python package into ``vendor/plotly.min.js``; its version."""
+    import plotly
+    from plotly.offline import get_plotlyjs_version
+
+    vendor.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", vendor / "plotly.min.js")
+    (vendor / "LICENSE-plotly.js").write_text(f"plotly.js {get_plotlyjs_version()} (https://github.com/plotly/plotly.js), "
+                                              "MIT License, Copyright (c) Plotly, Inc. As shipped in the plotly Python "
+                                              f"package {plotly.__version__}, unchanged.\n", encoding="utf-8")
+    return get_plotlyjs_version()
+
+
+def _tarball(package: Package, scratch: Path, tarballs: Path | None) -> Path:
+    file_name = f"{package.name}-{package.version}.tgz"
+    if tarballs is not None:
+        path = tarballs / file_name
         if not path.is_file():
-            raise ValueError(f"SBERT_DEMO_ORT_WEB names {path}, which is not a file; name {PACKAGE}-{VERSION}.tgz.")
+            raise ValueError(f"SBERT_DEMO_NPM_TARBALLS names {tarballs}, which holds no {file_name}.")
     else:
         npm = shutil.which("npm")
         if npm is None:
-            raise ValueError(f"Searching with a transformer in the page needs {PACKAGE} {VERSION} from npm, and npm "
-                             f"is not installed here: install Node.js, or set SBERT_DEMO_ORT_WEB to the package's "
-                             f"tarball (npm pack {PACKAGE}@{VERSION}).")
-        done = subprocess.run([npm, "pack", f"{PACKAGE}@{VERSION}", "--pack-destination", str(scratch), "--silent"],
-                              capture_output=True, text=True, timeout=600)
-        found = sorted(scratch.glob("*.tgz"))
-        if done.returncode != 0 or not found:
+            raise ValueError(f"This needs {package.name} {package.version} from npm, and npm is not installed here: "
+                             f"install Node.js, or set SBERT_DEMO_NPM_TARBALLS to a folder holding {file_name} "
+                             f"(npm pack {package.name}@{package.version}).")
+        done = subprocess.run([npm, "pack", f"{package.name}@{package.version}", "--pack-destination", str(scratch),
+                               "--silent"], capture_output=True, text=True, timeout=600)
+        path = scratch / file_name
+        if done.returncode != 0 or not path.is_file():
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            raise ValueError(f"npm could not fetch {PACKAGE} {VERSION} ({last}); the page can search with the static "
-                             f"model only. Set SBERT_DEMO_ORT_WEB to the package's tarball on a machine without "
-                             f"the registry.")
-        path = found[0]
+            raise ValueError(f"npm could not fetch {package.name} {package.version} ({last}). Set "
+                             f"SBERT_DEMO_NPM_TARBALLS to a folder holding {file_name} on a machine without the "
+                             "registry.")
     digest = "sha512-" + base64.b64encode(hashlib.sha512(path.read_bytes()).digest()).decode()
-    if digest != INTEGRITY:
-        raise ValueError(f"{path.name} is not {PACKAGE} {VERSION} as published on npm (its sha512 differs).")
+    if digest != package.integrity:
+        raise ValueError(f"{file_name} is not {package.name} {package.version} as published on npm (its sha512 differs).")
     return path

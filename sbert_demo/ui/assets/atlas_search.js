@@ -3,7 +3,8 @@
 // table, normalised: the same vectors as Python's within cosine 0.9999) or by a small transformer (the
 // app's ONNX int8 graph run by ONNX Runtime Web from the folder's vendor/, wasm); then the corpus searched
 // in two passes: every sentence's signs (1 bit a dimension) against the query, and the best CANDIDATES
-// scored again with their int8 rows, fetched by chunk. The files come with the first query, never before.
+// scored again, fetched by chunk: a transformer's int8 rows, a static model's token ids (embedded here as
+// the query is). The files come with the first query, never before.
 "use strict";
 (() => {
   const loaded = new Map();
@@ -77,6 +78,15 @@
     return vector;
   }
 
+  function embedIds(ids, model) {  // a static model: the normalised sum of the tokens' rows
+    const d = model.dimension, vector = new Float32Array(d);
+    for (const id of ids) {
+      const scale = model.tableScales[id], base = id * d;
+      for (let j = 0; j < d; j++) vector[j] += model.table[base + j] * scale;
+    }
+    return normalised(vector);
+  }
+
   async function embed(text, model) {  // the query's unit-length vector (zeros when a static model knows no token)
     const ids = tokenize(text, model);
     if (model.engine === "graph") {
@@ -86,12 +96,7 @@
         attention_mask: new ort.Tensor("int64", new BigInt64Array(ids.length).fill(1n), shape)});
       return normalised(Float32Array.from(output[model.session.outputNames[0]].data));
     }
-    const d = model.dimension, vector = new Float32Array(d);
-    for (const id of ids) {
-      const scale = model.tableScales[id], base = id * d;
-      for (let j = 0; j < d; j++) vector[j] += model.table[base + j] * scale;
-    }
-    return normalised(vector);
+    return embedIds(ids, model);
   }
 
   function runtime() {  // ONNX Runtime Web from the folder (vendor/), loaded with the first transformer query
@@ -123,6 +128,7 @@
       if (!response || !response.ok) throw site.damaged(folder + name);
       if (!Type) { try { return await response.json(); } catch (error) { throw site.damaged(folder + name); } }
       const buffer = await response.arrayBuffer();
+      if (Type === ArrayBuffer) return buffer;
       if (length !== undefined && buffer.byteLength !== length * Type.BYTES_PER_ELEMENT) throw site.damaged(folder + name);
       return new Type(buffer);
     };
@@ -130,7 +136,8 @@
     const d = tokenizer.dimension, v = tokenizer.vocab.length, bytes = Math.ceil(d / 8);
     const found = { tokenizer, engine: tokenizer.engine, dimension: d, bytes, n, folder, get, chunks: new Map(),
       index: new Map(tokenizer.vocab.map((token, id) => [token, id])) };
-    const vectors = Promise.all([get("bits.u8", Uint8Array, n * bytes), get("row-scales.f32", Float32Array, n)]);
+    const bits = get("bits.u8", Uint8Array, n * bytes);
+    const scales = tokenizer.engine === "graph" ? get("row-scales.f32", Float32Array, n) : null;
     if (found.engine === "graph") {
       const ort = await runtime();
       try {
@@ -140,18 +147,42 @@
       [found.table, found.tableScales] = await Promise.all([
         get("table.i8", Int8Array, v * d), get("table-scales.f32", Float32Array, v)]);
     }
-    [found.bits, found.rowScales] = await vectors;
+    [found.bits, found.rowScales] = await Promise.all([bits, scales]);
     return found;
   }
 
-  function rows(model, chunk) {  // the int8 rows of one chunk, fetched once
+  async function tokens(model, chunk, count) {  // a static model's chunk: each sentence's token ids
+    const name = `tokens/${chunk}.u16`, buffer = await model.get(name, ArrayBuffer);
+    const head = (count + 1) * 4;
+    if (buffer.byteLength < head) throw window.atlasSite.damaged(model.folder + name);
+    const offsets = new Uint32Array(buffer, 0, count + 1);
+    if (offsets[0] !== 0 || head + offsets[count] * 2 !== buffer.byteLength) throw window.atlasSite.damaged(model.folder + name);
+    const ids = new Uint16Array(buffer, head, offsets[count]);
+    return Array.from({ length: count }, (_, i) => ids.subarray(offsets[i], offsets[i + 1]));
+  }
+
+  function chunkOf(model, chunk) {  // what the candidates of one chunk are rescored with, fetched once
     if (!model.chunks.has(chunk)) {
       const count = Math.min(ROWS_CHUNK, model.n - chunk * ROWS_CHUNK);
-      const promise = model.get(`rows/${chunk}.i8`, Int8Array, count * model.dimension);
+      const promise = model.engine === "graph"
+        ? model.get(`rows/${chunk}.i8`, Int8Array, count * model.dimension) : tokens(model, chunk, count);
       model.chunks.set(chunk, promise);
       promise.catch(() => model.chunks.delete(chunk));
     }
     return model.chunks.get(chunk);
+  }
+
+  function rescore(model, chunk, row, query) {  // a candidate's score: its int8 row, or its tokens embedded
+    const d = model.dimension;
+    let dot = 0;
+    if (model.engine === "graph") {
+      const base = (row % ROWS_CHUNK) * d;
+      for (let j = 0; j < d; j++) dot += chunk[base + j] * query[j];
+      return dot * model.rowScales[row];
+    }
+    const vector = embedIds(chunk[row % ROWS_CHUNK], model);
+    for (let j = 0; j < d; j++) dot += vector[j] * query[j];
+    return dot;
   }
 
   function best(scores, top, rowOf = (i) => i) {  // the ``top`` positions by score, best first (ties: the lower row)
@@ -187,17 +218,12 @@
       first[i] = score;
     }
     const candidates = best(first, Math.min(CANDIDATES, n)).sort((a, b) => a - b);
-    // second pass: the candidates' int8 rows, fetched by chunk
+    // second pass: the candidates scored again from their chunks (int8 rows, or a static model's tokens)
     const chunks = new Map();
     await Promise.all(Array.from(new Set(candidates.map((row) => Math.floor(row / ROWS_CHUNK))),
-      async (chunk) => chunks.set(chunk, await rows(model, chunk))));
+      async (chunk) => chunks.set(chunk, await chunkOf(model, chunk))));
     const scores = new Float32Array(candidates.length);
-    candidates.forEach((row, c) => {
-      const chunk = chunks.get(Math.floor(row / ROWS_CHUNK)), base = (row % ROWS_CHUNK) * d;
-      let dot = 0;
-      for (let j = 0; j < d; j++) dot += chunk[base + j] * query[j];
-      scores[c] = dot * model.rowScales[row];
-    });
+    candidates.forEach((row, c) => { scores[c] = rescore(model, chunks.get(Math.floor(row / ROWS_CHUNK)), row, query); });
     return best(scores, top, (c) => candidates[c]).map((c) => ({ row: candidates[c], score: scores[c] }));
   }
 
