@@ -31,6 +31,8 @@ from sbert_demo.config import reload_settings
 pytestmark = [pytest.mark.browser, pytest.mark.static_page]
 REPO = Path(__file__).resolve().parents[1]
 N = 1500
+PLAYGROUND = ["How do I renew my passport?", "What is the process to get a new passport?", "Will it rain tomorrow?",
+              "東京は大きい都市です。", "🎸🎸"]
 TRICKY = ["Naïve café owners don't like Crème brûlée!", "東京は大きい都市です。", "A man   plays\tthe GUITAR...",
           "supercalifragilisticexpialidocious" * 4, "x" * 120, "Emoji 🎸 and e-mail: a@b.c", "🎸🎸", "ÉCOLE Ǆemal Ωmega"]
 
@@ -48,6 +50,8 @@ class Published:
     minilm_graph: np.ndarray  # the published graph run by Python's ONNX Runtime on those ids, one by one
     minilm_int8: np.ndarray  # the app's int8 path (its ONNX int8 artefact), a query at a time as the app embeds one
     minilm_corpus: np.ndarray  # the map's MiniLM vectors
+    playground_static: np.ndarray  # PLAYGROUND under static-minilm (Python)
+    playground_minilm: np.ndarray  # PLAYGROUND under MiniLM's int8 path, a sentence at a time
     shared: np.ndarray
     disagree: dict
     cache: Path
@@ -100,6 +104,8 @@ def published(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) ->
                               minilm_ids, in_graph / np.linalg.norm(in_graph, axis=1, keepdims=True),
                               np.concatenate([minilm.embed([query])[0] for query in queries]),
                               encode("all-MiniLM-L6-v2", sentences).embeddings,
+                              encode("static-minilm", PLAYGROUND, use_cache=False).embeddings,
+                              np.concatenate([minilm.embed([text])[0] for text in PLAYGROUND]),
                               compare.shared(atlas, 0, 1), compare.disagreements(atlas, 0, 1, top=20), root / "cache")
         finally:
             reset_singletons()
@@ -127,7 +133,7 @@ def static_server(published: Published):
     server.wait(10)
 
 
-def open_site(browser, url: str, size=(1366, 768)):
+def open_site(browser, url: str, size=(1366, 768), ready: str = "body[data-ready]", path: str = ""):
     """A page on the published folder with every request that leaves its server aborted (and counted)."""
     phone = size[0] < 640
     context = browser.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone,
@@ -146,8 +152,8 @@ def open_site(browser, url: str, size=(1366, 768)):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.set_default_timeout(60_000)
-    page.goto(url)
-    page.wait_for_selector("body[data-ready]")
+    page.goto(url + path)
+    page.wait_for_selector(ready, state="attached")
     return context, page, left, errors
 
 
@@ -341,6 +347,35 @@ def test_the_two_pass_search_finds_the_exact_ten_on_real_vectors(published: Publ
     assert [(found.m, found.engine) for found in searchable(kinds)] == [(1, "static"), (2, "graph")]
 
 
+def test_the_playground_compares_typed_sentences_in_the_page_as_python_does(browser, published: Published,
+                                                                            static_server: str) -> None:
+    sentences = PLAYGROUND
+    python = {0: published.playground_static, 1: published.playground_minilm}
+    for size in ((1366, 768), (390, 844)):
+        context, page, left, errors = open_site(browser, static_server, size, ready="body[data-ready='1']",
+                                              path="playground.html")
+        page.fill("#sentences", "\n".join(sentences))
+        page.click("#compare")
+        page.wait_for_selector(f"body[data-compared='{len(sentences)}']")
+        for m, section in enumerate(page.query_selector_all("#results .model")):
+            shown = np.zeros((len(sentences), len(sentences)))
+            for cell in section.query_selector_all("td[data-cosine]"):
+                shown[int(cell.get_attribute("data-i")), int(cell.get_attribute("data-j"))] = float(cell.get_attribute("data-cosine"))
+            vectors = python[m]
+            # each vector as close as the page's search promises (static: cosine 0.9999, its int8 table; MiniLM:
+            # 0.99), so each pair's cosine within a few thousandths, a hundredth or two
+            assert np.abs(shown - vectors @ vectors.T).max() <= (0.003 if m == 0 else 0.02), m
+        assert page.inner_text("#results .model h2") == published.atlas.models[0]["label"]
+        assert "No word of 5 is in this model's vocabulary" in page.inner_text("#results")  # 🎸🎸 under the static model
+        assert page.evaluate(TEXT_PROBLEMS) == [], size
+        page.screenshot(path=str(ARTIFACTS / f"site-playground-{size[0]}x{size[1]}.png"))
+        page.fill("#sentences", "only one")
+        page.click("#compare")
+        assert page.inner_text("#status") == "Type at least two sentences, one a line."
+        assert left == [] and errors == [], (left, errors)
+        context.close()
+
+
 def test_a_damaged_file_says_so_on_the_page(browser, published: Published, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(published.folder, broken)
@@ -370,3 +405,43 @@ def test_the_cli_publishes_the_latest_map(published: Published, tmp_path: Path) 
     assert not (tmp_path / "again" / "search").exists()
     again = json.loads((tmp_path / "again" / "data" / "meta.json").read_text(encoding="utf-8"))
     assert again["id"] == published.atlas.id and again["search"] == []
+
+
+def test_publishing_asks_for_a_map_or_the_talk_and_an_http_app_address(tmp_path: Path) -> None:
+    from sbert_demo.publish.site import check_app_url, publish_map
+
+    with pytest.raises(ValueError, match="Name a map to publish"):
+        publish_map(None, tmp_path / "site")
+    for bad in ("javascript:alert(1)", "file:///etc/passwd", "127.0.0.1:7860", "https://"):
+        with pytest.raises(ValueError, match="must be an http"):
+            check_app_url(bad)
+    assert check_app_url(" https://you-sbert-demo.hf.space/ ") == "https://you-sbert-demo.hf.space/"
+    assert check_app_url("") is None and not (tmp_path / "site").exists()
+
+
+def test_a_vendored_package_is_the_one_pinned_or_refused(tmp_path: Path) -> None:
+    """Without npm a folder of tarballs serves; a tarball whose sha512 is not the pinned one is refused, and
+    nothing is kept from it."""
+    import io
+    import tarfile
+
+    from sbert_demo.config import Settings
+    from sbert_demo.publish.vendor import QRCODE, vendored
+
+    tarballs = tmp_path / "tarballs"
+    tarballs.mkdir()
+    settings = Settings.from_environment({"SBERT_DEMO_CACHE": str(tmp_path / "cache"),
+                                          "SBERT_DEMO_NPM_TARBALLS": str(tarballs)})
+    with pytest.raises(ValueError, match="holds no qrcode-generator-2.0.4.tgz"):
+        vendored(QRCODE, settings)
+    forged = io.BytesIO()
+    with tarfile.open(fileobj=forged, mode="w:gz") as archive:
+        for name in QRCODE.files:
+            body = b"alert('not the package')"
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(body)
+            archive.addfile(info, io.BytesIO(body))
+    (tarballs / "qrcode-generator-2.0.4.tgz").write_bytes(forged.getvalue())
+    with pytest.raises(ValueError, match="sha512 differs"):
+        vendored(QRCODE, settings)
+    assert not (tmp_path / "cache" / "vendor" / QRCODE.folder_name).exists()

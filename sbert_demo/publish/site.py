@@ -10,6 +10,8 @@
     data/shared-<a>-<b>.u8  data/disagree-<a>-<b>.json   each pair of models compared (computed here once)
     search/<m>/...  vendor/...          search by meaning in the page (:mod:`.search`) with a static model or a
                                         small transformer of the map; ONNX Runtime Web for the latter (:mod:`.vendor`)
+    playground.html  playground.js      sentences typed by the visitor, compared under those models in the page
+    talk/...                            the talk (:mod:`.talk`), with ``talk=True``
 
 The page is the app's map view (``ui/assets/atlas.*``) reading its data through ``atlas_site.js`` instead of
 the server: the selection's table, its counts per cluster, the word filter and the CSV are computed in the
@@ -36,6 +38,7 @@ from ..formatting import MISSING
 ASSETS = Path(__file__).resolve().parents[1] / "ui" / "assets"
 CHUNK = 2000  # sentences per text file: a hover or a table page fetches one or a few (~150 KB each)
 DISAGREE_TOP = 20
+PLAYGROUND = ("playground.html", "playground.js", "playground.css")  # where a model of the map searches
 FORMAT = "1"
 
 Progress = Callable[[float, str], None]
@@ -127,7 +130,7 @@ def _map(atlas: Atlas, staging: Path, app_url: str | None, search: bool, title: 
     meta = {**atlas.meta, "site": FORMAT, "chunk": CHUNK, "pairs": [list(p) for p in pairs],
             "search": searched, "search_bytes": sizes}
     (data / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-    _page(staging, atlas, app_url, title or atlas.meta["name"], talk)
+    _page(staging, atlas, app_url, title or atlas.meta["name"], talk, playground=bool(searched))
     return pairs, searched, notes
 
 
@@ -195,7 +198,8 @@ def _compared(atlas: Atlas, data: Path, a: int, b: int, progress: Progress) -> N
     (data / f"disagree-{a}-{b}.json").write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
 
 
-def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str, talk: bool = False) -> None:
+def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str, talk: bool = False,
+          playground: bool = False) -> None:
     html = (ASSETS / "atlas.html").read_text(encoding="utf-8")
     html = html.replace('href="/atlas/static/atlas.css"', 'href="atlas.css"')
     html = html.replace('<script src="/atlas/static/atlas.js"></script>',
@@ -203,12 +207,14 @@ def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str, talk: boo
                         '<script src="atlas.js"></script>')
     home = (f'<a class="home" href="{_attribute(app_url)}" title="The app this map comes from">SBERT demo</a>'
             if app_url else '<span class="home">SBERT demo</span>')
+    if playground:
+        home += ' <a class="home" href="playground.html" title="Type sentences and compare them under each model">Playground</a>'
     if talk:
         home += ' <a class="home" href="talk/" title="The talk: why siamese sentence embeddings beat naive ones">The talk</a>'
     html = html.replace('<a class="home" href="/?tab=explore" title="Back to the app">SBERT demo</a>', home)
     html = html.replace("<title>Corpus map · SBERT demo</title>", f"<title>{_text(title)} · corpus map</title>")
     (folder / "index.html").write_text(html, encoding="utf-8")
-    for name in ("atlas.css", "atlas.js", "atlas_site.js", "atlas_search.js"):
+    for name in ("atlas.css", "atlas.js", "atlas_site.js", "atlas_search.js") + PLAYGROUND * playground:
         shutil.copyfile(ASSETS / name, folder / name)
     (folder / "site.json").write_text(json.dumps({"site": FORMAT, "map": atlas.id, "name": atlas.meta["name"]}),
                                       encoding="utf-8")

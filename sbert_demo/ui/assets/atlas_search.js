@@ -119,7 +119,7 @@
     return runtime.loading;
   }
 
-  async function files(m, n) {
+  async function files(m) {  // what embeds a query with model m (the corpus's vectors come with the first search)
     const site = window.atlasSite;
     const folder = `search/${m}/`;
     const get = async (name, Type, length) => {
@@ -134,10 +134,8 @@
     };
     const tokenizer = await get("tokenizer.json");
     const d = tokenizer.dimension, v = tokenizer.vocab.length, bytes = Math.ceil(d / 8);
-    const found = { tokenizer, engine: tokenizer.engine, dimension: d, bytes, n, folder, get, chunks: new Map(),
+    const found = { tokenizer, engine: tokenizer.engine, dimension: d, bytes, folder, get, chunks: new Map(),
       index: new Map(tokenizer.vocab.map((token, id) => [token, id])) };
-    const bits = get("bits.u8", Uint8Array, n * bytes);
-    const scales = tokenizer.engine === "graph" ? get("row-scales.f32", Float32Array, n) : null;
     if (found.engine === "graph") {
       const ort = await runtime();
       try {
@@ -147,8 +145,19 @@
       [found.table, found.tableScales] = await Promise.all([
         get("table.i8", Int8Array, v * d), get("table-scales.f32", Float32Array, v)]);
     }
-    [found.bits, found.rowScales] = await Promise.all([bits, scales]);
     return found;
+  }
+
+  function corpus(model, n) {  // the corpus's signs (and a transformer's row scales), fetched once
+    if (!model.corpus) {
+      model.corpus = Promise.all([model.get("bits.u8", Uint8Array, n * model.bytes),
+        model.engine === "graph" ? model.get("row-scales.f32", Float32Array, n) : null]).then(([bits, rowScales]) => {
+        Object.assign(model, { bits, rowScales, n });
+        return model;
+      });
+      model.corpus.catch(() => { model.corpus = null; });
+    }
+    return model.corpus;
   }
 
   async function tokens(model, chunk, count) {  // a static model's chunk: each sentence's token ids
@@ -228,12 +237,12 @@
   }
 
   window.atlasSearch = {
-    tokenize: async (m, n, text) => tokenize(text, await model(m, n)),
-    embed: async (m, n, text) => Array.from(await embed(text, await model(m, n))),
+    tokenize: async (m, n, text) => tokenize(text, await model(m)),
+    embed: async (m, n, text) => Array.from(await embed(text, await model(m))),
     // the ``top`` sentences nearest ``text`` under model ``m``: [{row, score}], and the milliseconds it took
     // (the files fetched with the first query not counted; the chunks a query rescores with counted)
     async search(m, n, text, top = 10) {
-      const found = await model(m, n);
+      const found = await corpus(await model(m), n);
       const started = performance.now();
       const query = await embed(text, found);
       const rows = await nearest(found, query, top);
@@ -241,9 +250,9 @@
     },
   };
 
-  function model(m, n) {
+  function model(m) {
     if (!loaded.has(m)) {
-      const promise = files(m, n);
+      const promise = files(m);
       loaded.set(m, promise);
       promise.catch(() => loaded.delete(m));
     }
