@@ -24,6 +24,14 @@ if [ "${1:-}" = "--dev" ] && [ ! -x /usr/bin/chromium ]; then
     echo "Browser tests need Debian's chromium: sudo apt-get install chromium chromium-driver" >&2
   fi
 fi
+if [ "${1:-}" = "--dev" ] && ! command -v npm >/dev/null; then
+  # publish vendors ONNX Runtime Web and a QR code generator from npm into a published page (tests/test_publish.py)
+  if [ "$(id -u)" = "0" ]; then
+    apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "Publishing MiniLM search and the talk needs npm: sudo apt-get install nodejs npm" >&2
+  fi
+fi
 if [ "${1:-}" != "--dev" ]; then
   # This machine made ready once (about 3 minutes on 2 cores): mpnet joined, each transformer's CPU
   # runtimes measured and its ONNX artefacts built, UMAP compiled, all kept in the cache folder, so

@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib import parse
 
 from ..atlas import compare
 from ..atlas.store import Atlas, open_atlas
@@ -149,7 +149,7 @@ def check_app_url(app_url: str | None) -> str | None:
     """The app's address the pages link to: an http(s) address or none (a ValueError says so)."""
     if app_url is None or not app_url.strip():
         return None
-    parts = urlsplit(app_url.strip())
+    parts = parse.urlsplit(app_url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"--app-url must be an http(s) address, e.g. https://you-sbert-demo.hf.space/ "
                          f"({app_url[:80]!r} is not).")

@@ -81,7 +81,7 @@ def publish_talk(site: Path, *, app_url: str | None = None, with_map: bool = Tru
 
 def _talk_address(app_url: str, step: int) -> str:
     """The app's presenter view at ``step`` (0-based), from the app's (checked) address."""
-    from urllib.parse import urlsplit, urlunsplit
+    from urllib import parse
 
-    parts = urlsplit(app_url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", f"view=talk&step={step + 1}", ""))
+    parts = parse.urlsplit(app_url)
+    return parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", f"view=talk&step={step + 1}", ""))
