@@ -166,6 +166,7 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
 
     say = progress or (lambda fraction, what: None)
     models = searchable(atlas)
+    texts = atlas.texts().to_pylist() if models else []  # read once for every model
     written = []
     for done, model in enumerate(models):
         label = atlas.models[model.m]["label"]
@@ -195,7 +196,6 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
             continue
         (out / "tokenizer.json").write_text(json.dumps({**tokenizer, "key": model.key, "engine": model.engine,
                                                         "dimension": dimension}), encoding="utf-8")
-        texts = atlas.texts().to_pylist()
         embedded = embed_corpus(LargeCorpus(atlas.meta["name"], texts, None), model.key,
                                 progress=lambda f, what, done=done: say((done + 0.8 * f) / len(models), what))
         vectors = embedded.matrix(np.float32)

@@ -7,7 +7,7 @@
 // the query is). The files come with the first query, never before.
 "use strict";
 (() => {
-  const loaded = new Map();
+  const loaded = new Map(), corpora = new Map();  // per model: what embeds a query; with the corpus's signs
 
   // --- BERT's tokenizer, as Hugging Face's tokenizers runs it (BertNormalizer, BertPreTokenizer, WordPiece) ---
   const CONTROL = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}]/u;
@@ -148,16 +148,13 @@
     return found;
   }
 
-  function corpus(model, n) {  // the corpus's signs (and a transformer's row scales), fetched once
-    if (!model.corpus) {
-      model.corpus = Promise.all([model.get("bits.u8", Uint8Array, n * model.bytes),
-        model.engine === "graph" ? model.get("row-scales.f32", Float32Array, n) : null]).then(([bits, rowScales]) => {
-        Object.assign(model, { bits, rowScales, n });
-        return model;
-      });
-      model.corpus.catch(() => { model.corpus = null; });
-    }
-    return model.corpus;
+  function corpus(m, n) {  // model m with the corpus's signs (and a transformer's row scales), fetched once
+    return window.atlasSite.once(corpora, m, async () => {
+      const found = await model(m);
+      const [bits, rowScales] = await Promise.all([found.get("bits.u8", Uint8Array, n * found.bytes),
+        found.engine === "graph" ? found.get("row-scales.f32", Float32Array, n) : null]);
+      return Object.assign(found, { bits, rowScales, n });
+    });
   }
 
   async function tokens(model, chunk, count) {  // a static model's chunk: each sentence's token ids
@@ -171,14 +168,9 @@
   }
 
   function chunkOf(model, chunk) {  // what the candidates of one chunk are rescored with, fetched once
-    if (!model.chunks.has(chunk)) {
-      const count = Math.min(ROWS_CHUNK, model.n - chunk * ROWS_CHUNK);
-      const promise = model.engine === "graph"
-        ? model.get(`rows/${chunk}.i8`, Int8Array, count * model.dimension) : tokens(model, chunk, count);
-      model.chunks.set(chunk, promise);
-      promise.catch(() => model.chunks.delete(chunk));
-    }
-    return model.chunks.get(chunk);
+    const count = Math.min(ROWS_CHUNK, model.n - chunk * ROWS_CHUNK);
+    return window.atlasSite.once(model.chunks, chunk, () => (model.engine === "graph"
+      ? model.get(`rows/${chunk}.i8`, Int8Array, count * model.dimension) : tokens(model, chunk, count)));
   }
 
   function rescore(model, chunk, row, query) {  // a candidate's score: its int8 row, or its tokens embedded
@@ -242,7 +234,7 @@
     // the ``top`` sentences nearest ``text`` under model ``m``: [{row, score}], and the milliseconds it took
     // (the files fetched with the first query not counted; the chunks a query rescores with counted)
     async search(m, n, text, top = 10) {
-      const found = await corpus(await model(m), n);
+      const found = await corpus(m, n);
       const started = performance.now();
       const query = await embed(text, found);
       const rows = await nearest(found, query, top);
@@ -250,12 +242,5 @@
     },
   };
 
-  function model(m) {
-    if (!loaded.has(m)) {
-      const promise = files(m);
-      loaded.set(m, promise);
-      promise.catch(() => loaded.delete(m));
-    }
-    return loaded.get(m);
-  }
+  function model(m) { return window.atlasSite.once(loaded, m, () => files(m)); }
 })();

@@ -133,6 +133,6 @@
     async shared(a, b) { return binary(`shared-${a}-${b}.u8`, Uint8Array, meta.n); },
     async working() { return null; },  // computed at publish time: nothing is under way here
     async disagree(a, b) { return json(`disagree-${a}-${b}.json`); },
-    texts, damaged,
+    texts, damaged, once,
   };
 })();

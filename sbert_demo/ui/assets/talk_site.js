@@ -6,7 +6,7 @@
 (() => {
   const $ = (selector) => document.querySelector(selector);
   const PHONE_WIDTH = 640;
-  const state = { story: null, step: 0, shown: null, kept: new Map(), drawing: 0 };
+  const state = { story: null, step: 0, kept: new Map(), drawing: 0 };
   const layout = () => (window.innerWidth < PHONE_WIDTH ? "phone" : "screen");
   const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   const damaged = (name) => new Error(`This published talk is incomplete: ${name} is missing or damaged. `
@@ -174,6 +174,5 @@
     show(stepFromAddress());
   }
 
-  window.talkSite = { show, move, state };
   start();
 })();
