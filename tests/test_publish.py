@@ -10,6 +10,7 @@ gives a sentence, not a blank map.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -47,7 +48,9 @@ class Published:
     query_ids: list[list[int]]  # Hugging Face's token ids of the queries
     corpus_vectors: np.ndarray
     minilm_ids: list[list[int]]  # MiniLM's tokenizer's ids, with [CLS] and [SEP], cut at its limit
-    minilm_graph: np.ndarray  # the published graph run by Python's ONNX Runtime on those ids, one by one
+    minilm_graph: np.ndarray  # the published graph run by Python's ONNX Runtime on those ids, one by one, fed as
+    # the page feeds it (the rows of the query's tokens from its word chunks, the ids renumbered)
+    minilm_app_graph: np.ndarray  # the app's own int8 graph (its word table inside) on the same ids
     minilm_int8: np.ndarray  # the app's int8 path (its ONNX int8 artefact), a query at a time as the app embeds one
     minilm_corpus: np.ndarray  # the map's MiniLM vectors
     playground_static: np.ndarray  # PLAYGROUND under static-minilm (Python)
@@ -55,6 +58,23 @@ class Published:
     shared: np.ndarray
     disagree: dict
     cache: Path
+
+
+def run_like_the_page(folder: Path, graph, ids: list[int]) -> np.ndarray:
+    """The published graph in ``folder`` run on one sentence's ``ids`` as the page runs it: its word-table input
+    the dequantised rows of the sentence's tokens (read from ``words/<c>.i8`` and ``word-scales.f32``), the ids
+    renumbered into them."""
+    from sbert_demo.publish.search import ROWS_CHUNK
+
+    spec = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    d, unique = spec["word_dimension"], sorted(set(ids))
+    scales = np.fromfile(folder / "word-scales.f32", dtype="<f4")
+    rows = [np.fromfile(folder / "words" / f"{i // ROWS_CHUNK}.i8", dtype=np.int8).reshape(-1, d)[i % ROWS_CHUNK]
+            for i in unique]
+    table = np.array(rows, dtype=np.float32) * scales[unique, None]
+    at = {token: i for i, token in enumerate(unique)}
+    return graph.run(None, {spec["word_input"]: table, "input_ids": np.array([[at[i] for i in ids]], np.int64),
+                            "attention_mask": np.ones((1, len(ids)), np.int64)})[0][0]
 
 
 @pytest.fixture(scope="module")
@@ -94,14 +114,17 @@ def published(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) ->
             ids = [e.ids for e in tokenizer.encode_batch(queries, add_special_tokens=False)]
             minilm = model_cache.load("all-MiniLM-L6-v2", precision="int8", backend="onnx").model
             minilm_ids, _ = minilm.tokenize(queries)
-            graph = ort.InferenceSession(str(site.folder / "search" / "1" / "model.onnx"))
-            in_graph = np.array([graph.run(None, {"input_ids": np.array([row], np.int64),
-                                                  "attention_mask": np.ones((1, len(row)), np.int64)})[0][0]
-                                 for row in minilm_ids])
+            graph = ort.InferenceSession(gzip.decompress((site.folder / "search" / "1" / "model.onnx.gz").read_bytes()))
+            in_graph = np.array([run_like_the_page(site.folder / "search" / "1", graph, row) for row in minilm_ids])
+            app_graph = ort.InferenceSession(str(Path(minilm.folder) / "model.onnx"))
+            in_app_graph = np.array([app_graph.run(None, {"input_ids": np.array([row], np.int64),
+                                                          "attention_mask": np.ones((1, len(row)), np.int64)})[0][0]
+                                     for row in minilm_ids])
             found = Published(site.folder, atlas, sentences, queries,
                               encode("static-minilm", queries, use_cache=False).embeddings, ids,
                               encode("static-minilm", sentences, use_cache=False).embeddings,
                               minilm_ids, in_graph / np.linalg.norm(in_graph, axis=1, keepdims=True),
+                              in_app_graph / np.linalg.norm(in_app_graph, axis=1, keepdims=True),
                               np.concatenate([minilm.embed([query])[0] for query in queries]),
                               encode("all-MiniLM-L6-v2", sentences).embeddings,
                               encode("static-minilm", PLAYGROUND, use_cache=False).embeddings,
@@ -162,19 +185,25 @@ def test_the_folder_holds_the_page_its_data_and_a_static_spaces_front_matter(pub
     for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css", "data/meta.json",
                  "data/points-0.f32", "data/clusters-1.u16", "data/labels.u16", "data/texts/0.json", "data/csv.json",
                  "data/shared-0-1.u8", "data/disagree-0-1.json", "search/0/tokenizer.json", "search/0/bits.u8",
-                 "search/0/table.i8", "search/0/tokens/0.u16", "search/1/model.onnx", "search/1/bits.u8",
-                 "vendor/ort.wasm.min.js", "vendor/ort-wasm-simd-threaded.wasm", "vendor/LICENSE-onnxruntime-web"):
+                 "search/0/table.i8", "search/0/tokens/0.u16", "search/1/model.onnx.gz", "search/1/bits.u8",
+                 "vendor/ort.wasm.min.js", "vendor/ort-wasm-simd-threaded.wasm.gz", "vendor/LICENSE-onnxruntime-web"):
         assert (folder / name).is_file(), name
     from sbert_demo.publish.search import ROWS_CHUNK
 
     assert len(list((folder / "search" / "1" / "rows").iterdir())) == -(-N // ROWS_CHUNK)
     assert (folder / "search" / "1" / "bits.u8").stat().st_size == N * 384 // 8  # one bit a dimension
-    assert (folder / "search" / "1" / "model.onnx").stat().st_size < 30e6  # the word table in int8 (59 MB before)
+    # the word table out of the graph, in chunks the page fetches for a query's tokens (59 MB before int8, 24 after)
+    assert len(gzip.decompress((folder / "search" / "1" / "model.onnx.gz").read_bytes())) < 14e6
+    assert not (folder / "search" / "1" / "model.onnx").exists() and not (folder / "vendor" / "ort-wasm-simd-threaded.wasm").exists()
+    wasm = gzip.decompress((folder / "vendor" / "ort-wasm-simd-threaded.wasm.gz").read_bytes())  # ONNX Runtime Web's own
+    assert wasm[:4] == b"\0asm" and (folder / "vendor" / "ort-wasm-simd-threaded.wasm.gz").stat().st_size < len(wasm) / 3
+    assert len(list((folder / "search" / "1" / "words").iterdir())) == -(-30522 // ROWS_CHUNK)
+    assert (folder / "search" / "1" / "word-scales.f32").stat().st_size == 30522 * 4
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("---\n") and "\nsdk: static\n" in readme and "\napp_file: index.html\n" in readme
     meta = json.loads((folder / "data" / "meta.json").read_text(encoding="utf-8"))
     assert meta["n"] == N and meta["search"] == [0, 1] and meta["pairs"] == [[0, 1]]
-    assert 10e6 < meta["search_bytes"]["1"] < 45e6 and meta["search_bytes"]["0"] < meta["search_bytes"]["1"]
+    assert 10e6 < meta["search_bytes"]["1"] < 25e6 and meta["search_bytes"]["0"] < meta["search_bytes"]["1"]
     assert len(json.loads((folder / "data" / "texts" / "0.json").read_text(encoding="utf-8"))) == min(N, meta["chunk"])
     for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css"):
         text = (folder / name).read_text(encoding="utf-8")
@@ -269,12 +298,16 @@ def test_search_by_meaning_runs_in_the_page_as_python_would(browser, published: 
 
 def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, published: Published,
                                                                   static_server: str) -> None:
+    from sbert_demo.publish.search import ROWS_CHUNK
+
     context, page, left, errors = open_site(browser, static_server)
     queries = json.dumps(published.queries)
     ids = page.evaluate(f"Promise.all({queries}.map((q) => atlasSearch.tokenize(1, {N}, q)))")
     assert ids == published.minilm_ids  # Hugging Face's, with [CLS] and [SEP], cut at the model's 256 tokens
     assert page.evaluate("typeof ort") == "object" and page.evaluate("ort.env.wasm.numThreads") == 1  # no isolation
     vectors = np.array(page.evaluate(f"Promise.all({queries}.map((q) => atlasSearch.embed(1, {N}, q)))"))
+    # the published graph fed the rows of the query's tokens is the app's graph, to the last bit of a float
+    assert np.abs(published.minilm_graph - published.minilm_app_graph).max() <= 1e-6
     same_graph = (vectors * published.minilm_graph).sum(axis=1)
     # the page runs the graph as Python's ONNX Runtime does: the same vectors but where a rounding of the wasm
     # kernels flips an activation's int8 step (one awkward query in 68 at 0.9975 here)
@@ -299,6 +332,10 @@ def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, publ
     requested = page.evaluate("performance.getEntriesByType('resource').map((e) => e.name)")
     chunks = [name for name in requested if "/search/1/rows/" in name]
     assert 0 < len(chunks) <= 100 and not any("/search/1/rows.i8" in name for name in requested)  # chunks, not all
+    words = {name for name in requested if "/search/1/words/" in name}  # the word table's, of the queries' tokens
+    typed = page.evaluate(f"atlasSearch.tokenize(1, {N}, 'Will it rain tomorrow?')")
+    needed = {i // ROWS_CHUNK for row in published.minilm_ids + [typed] for i in row}
+    assert words == {f"{static_server}search/1/words/{c}.i8" for c in needed}, sorted(words)[:5]
     assert page.inner_text("#search-cost") == ""  # downloaded: nothing more to warn of
     page.screenshot(path=str(ARTIFACTS / "site-search-minilm-1366x768.png"))
     assert left == [] and errors == [], (left, errors)
@@ -381,6 +418,8 @@ def test_a_damaged_file_says_so_on_the_page(browser, published: Published, tmp_p
     shutil.copytree(published.folder, broken)
     points = broken / "data" / "points-1.f32"
     points.write_bytes(points.read_bytes()[:1000])  # an upload cut short
+    graph = broken / "search" / "1" / "model.onnx.gz"
+    graph.write_bytes(graph.read_bytes()[:100_000])  # the gzipped graph cut short: it does not unpack
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
                                str(broken)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -389,6 +428,8 @@ def test_a_damaged_file_says_so_on_the_page(browser, published: Published, tmp_p
         context, page, left, errors = open_site(browser, f"http://127.0.0.1:{port}/")
         assert page.get_attribute("body", "data-ready") == "error"
         assert "incomplete: points-1.f32 is missing or damaged" in page.inner_text("#status")
+        said = page.evaluate(f"atlasSearch.search(1, {N}, 'rain').then(() => 'answered', (error) => error.message)")
+        assert "incomplete: search/1/model.onnx.gz is missing or damaged" in said, said
         context.close()
     finally:
         server.terminate()

@@ -167,3 +167,57 @@ def test_no_table_cell_breaks_a_number_or_a_word(browser, app_url, size) -> None
     looked_at, broken = page.evaluate(BROKEN_CELLS, CELLS.format("#models-table"))
     assert looked_at >= 14 and broken == [], (looked_at, broken)
     context.close()
+
+
+# Cells of a result table that a phone does not show whole without scrolling sideways: outside the screen,
+# text cut in its cell, or parts of it drawn over each other. Returns [cells looked at, [the bad ones], the column names the cells show].
+CARD_CELLS = """(selector) => {
+  const width = document.documentElement.clientWidth;
+  const cells = [...document.querySelectorAll(selector)].filter((cell) => cell.offsetParent !== null);
+  const bad = [];
+  for (const cell of cells) {
+    const r = cell.getBoundingClientRect();
+    if (r.left < -1 || r.right > width + 1 || cell.scrollWidth > cell.clientWidth + 1) {
+      bad.push(`${cell.innerText.trim().slice(0, 30)} [${Math.round(r.left)}, ${Math.round(r.right)}]`);
+    }
+    for (const child of cell.children) {  // a number squeezed out of its own box
+      if (child.scrollWidth > child.clientWidth + 1) bad.push(`${child.innerText.trim().slice(0, 30)}: cut`);
+    }
+    const parts = [...cell.children].map((child) => child.getBoundingClientRect()).filter((b) => b.width > 0);
+    parts.forEach((a, i) => parts.slice(i + 1).forEach((b) => {  // a number and its bar side by side, not on top
+      if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1) {
+        bad.push(`${cell.innerText.trim().slice(0, 30)}: its parts overlap`);
+      }
+    }));
+  }
+  const names = cells.map((cell) => getComputedStyle(cell, "::before").content).filter((c) => c && c !== "none");
+  return [cells.length, bad, names];
+}"""
+
+
+def test_on_a_phone_result_tables_are_cards_with_every_column_on_screen(browser, app_url) -> None:
+    """Explore's summary and the Why tab's token pairs at 390x844: each row a card, every cell inside the
+    screen with its column's name beside it (they were tables scrolled sideways, the numbers off screen)."""
+    size = PHONES[0]
+    context, page = _open(browser, app_url, size, phone=True)
+    choose_models(page, "#explore-models", ("glove-6b-50d",))
+    page.locator("#explore-run").tap()
+    page.wait_for_function("document.querySelectorAll('#explore-summary tbody tr').length === 1")
+    looked_at, bad, names = page.evaluate(CARD_CELLS, "#explore-summary td")
+    assert looked_at == 7 and bad == [], (looked_at, bad)
+    assert names[:3] == ['"Mean cosine, all pairs"', '"Within groups"', '"Between groups"'], names
+    page.locator("#explore-summary").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "screen-phone-390-explore-summary.png"))
+    _tab(page, "Why naive fails").tap()
+    choose_models(page, "#why-models", ("glove-6b-50d",))
+    page.locator("#why-explain").tap()
+    page.wait_for_function("document.querySelectorAll('#why-explain-summary .top-pairs tbody tr').length >= 3")
+    looked_at, bad, names = page.evaluate(CARD_CELLS, "#why-explain-summary .top-pairs td")
+    assert looked_at >= 12 and bad == [], (looked_at, bad)
+    assert '"contribution"' in names and '"of the cosine"' in names, names
+    contributions = page.eval_on_selector_all("#why-explain-summary .top-pairs td:nth-child(3)",
+                                              "cells => cells.map((c) => c.innerText.trim())")
+    assert all(len(text) == 7 and text[0] in "+-" for text in contributions), contributions  # "+0.1234", whole
+    page.locator("#why-explain-summary").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "screen-phone-390-why-pairs.png"))
+    context.close()

@@ -8,7 +8,9 @@
   table) or MiniLM (the app's ONNX int8 graph in ONNX Runtime Web), over the corpus's sign bits and int8 rows;
 * :mod:`.talk` adds the talk: the presenter view's steps drawn once, a page that steps through them;
 * :mod:`.vendor` brings what the pages run that this project did not write (ONNX Runtime Web, a QR code
-  generator, plotly.js) into the folder: nothing is loaded from anywhere else.
+  generator, plotly.js) into the folder: nothing is loaded from anywhere else;
+* :mod:`.packing` gzips the large files a page fetches whole (ONNX Runtime Web's WebAssembly, MiniLM's
+  graph); the page unpacks them.
 
 The pages' own files are the map view's (``sbert_demo/ui/assets/atlas*``) and the talk's (``talk_site*``),
 copied as they are.

@@ -6,8 +6,10 @@ Two kinds of model can embed a query in the page (:func:`searchable`):
   table. ``search/<m>/`` holds ``table.i8`` + ``table-scales.f32`` (the token table in int8, one scale per row:
   a quarter of fp32; the page's query vectors stay within cosine 0.9999 of Python's);
 * a **transformer** small enough for the page (MiniLM; :data:`GRAPH_LIMIT_MB`): the app's own ONNX int8 graph
-  (:mod:`sbert_demo.encoding.onnx_export`, its word table in int8 too: ``model.onnx``, 24 MB for MiniLM), run by
-  ONNX Runtime Web (:mod:`.vendor`, wasm, vendored into the folder): the same vectors as the app's int8 path.
+  (:mod:`sbert_demo.encoding.onnx_export`) run by ONNX Runtime Web (:mod:`.vendor`, wasm, vendored into the
+  folder): the same vectors as the app's int8 path. Its word table (int8, a row a token) is taken out of the
+  graph (:func:`web_graph`) into chunks the page fetches for a query's tokens only: ``model.onnx.gz`` is
+  10 MB for MiniLM, not 24.
 
 Both read ``tokenizer.json``: the WordPiece vocabulary, the BERT normaliser's switches and, for a transformer,
 its special tokens and token limit (the same token ids as Hugging Face's ``tokenizers``).
@@ -47,7 +49,7 @@ from ..models.registry import get_registry
 TOP = 10
 CANDIDATES = 100  # the binary pass keeps ten times the answer for int8 rescoring
 ROWS_CHUNK = 64  # int8 rows per file: rescoring 100 candidates fetches at most 100 small files (25 KB at 384-d)
-GRAPH_LIMIT_MB = 40  # a transformer whose graph the page downloads (MiniLM: 24 MB; mpnet's 110 MB is not)
+GRAPH_LIMIT_MB = 40  # a transformer whose graph the page downloads (MiniLM's: 12 MB; mpnet's 85 MB is not)
 TRANSFORMERS = ("sentence-transformers", "transformer")
 
 Progress = Callable[[float, str], None]
@@ -137,18 +139,49 @@ def int8_graph(key: str) -> Path:
 
 
 def web_graph(source: Path, out: Path) -> tuple[dict, int]:
-    """Copy the app's int8 graph in ``source`` (its word table in int8 too: :mod:`sbert_demo.encoding.onnx_export`,
-    24 MB for MiniLM) to ``out``: the page runs the graph the app runs. Returns (the tokenizer as the page reads
-    it, with its special tokens and token limit; the graph's dimension)."""
+    """Write the app's int8 graph in ``source`` (:mod:`sbert_demo.encoding.onnx_export`) to ``out`` for the page:
+    the same graph, its word table (int8, one scale a row, dequantised in the graph) taken out of it into
+    ``words/<c>.i8`` (:data:`ROWS_CHUNK` rows a file) + ``word-scales.f32``, and the table's dequantised rows
+    a graph input of the same name instead: the page fetches the rows of a query's tokens only and gives
+    the graph a table of those rows, the ids renumbered into it (MiniLM: 12 MB of graph to download instead
+    of 24; the same vectors, since the rows are dequantised exactly as the graph did). A graph whose word table
+    is not such a table is copied whole. Returns (the tokenizer as the page reads it, with its special tokens,
+    token limit and word-table layout; the graph's dimension)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
     from ..encoding.onnx_encoder import GRAPH, MANIFEST
 
     manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
     spec = json.loads((source / "tokenizer.json").read_text(encoding="utf-8"))
     key = manifest.get("key", source.parent.name)
-    tokenizer = wordpiece(spec, key)
-    cls, sep = special_tokens(spec, key)
-    shutil.copyfile(source / GRAPH, out)
-    return {**tokenizer, "cls": cls, "sep": sep, "max_tokens": int(manifest["max_seq_length"])}, int(manifest["dimension"])
+    tokenizer = {**wordpiece(spec, key), "max_tokens": int(manifest["max_seq_length"])}
+    tokenizer["cls"], tokenizer["sep"] = special_tokens(spec, key)
+    model = onnx.load(str(source / GRAPH))
+    graph = model.graph
+    users = {}
+    for node in graph.node:
+        for name in node.input:
+            users.setdefault(name, []).append(node)
+    tables = [node for node in graph.node if node.op_type == "DequantizeLinear" and node.name.endswith(".dequantise")
+              and [user.op_type for user in users.get(node.output[0], [])] in (["Gather"], ["EmbedLayerNormalization"])]
+    if len(tables) != 1:
+        shutil.copyfile(source / GRAPH, out / "model.onnx")
+        return tokenizer, int(manifest["dimension"])
+    node = tables[0]
+    weights = {init.name: init for init in graph.initializer}
+    rows, scales = (numpy_helper.to_array(weights[name]) for name in node.input[:2])
+    (out / "words").mkdir()
+    for start in range(0, len(rows), ROWS_CHUNK):
+        rows[start : start + ROWS_CHUNK].tofile(out / "words" / f"{start // ROWS_CHUNK}.i8")
+    scales.astype("<f4").tofile(out / "word-scales.f32")
+    for name in node.input:
+        graph.initializer.remove(weights[name])
+    graph.node.remove(node)
+    graph.input.append(helper.make_tensor_value_info(node.output[0], onnx.TensorProto.FLOAT, ["words", rows.shape[1]]))
+    onnx.save(model, str(out / "model.onnx"))
+    return {**tokenizer, "word_input": node.output[0], "words": int(rows.shape[0]),
+            "word_dimension": int(rows.shape[1])}, int(manifest["dimension"])
 
 
 def sign_bits(matrix: np.ndarray) -> np.ndarray:
@@ -162,6 +195,7 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
     Web under ``site/vendor/`` for a transformer); the models written, static ones first. A model the page
     cannot embed with is left out and ``skipped`` hears why, in a sentence."""
     from ..config import settings
+    from .packing import gzip_file
     from .vendor import ONNXRUNTIME_WEB, copy_into, vendored
 
     say = progress or (lambda fraction, what: None)
@@ -184,10 +218,11 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
                 dimension = table.shape[1]
             else:
                 vendored(ONNXRUNTIME_WEB, settings())  # before the graph: without it, no search
-                tokenizer, dimension = web_graph(int8_graph(model.key), out / "model.onnx")
+                tokenizer, dimension = web_graph(int8_graph(model.key), out)
                 if (out / "model.onnx").stat().st_size > GRAPH_LIMIT_MB * 1e6:
                     raise ValueError(f"{label}'s graph is {(out / 'model.onnx').stat().st_size / 1e6:,.0f} MB, more "
                                      f"than a page should download to search ({GRAPH_LIMIT_MB} MB).")
+                gzip_file(out / "model.onnx")  # the page unpacks it
                 copy_into(ONNXRUNTIME_WEB, settings(), site / "vendor")
         except ValueError as exc:
             shutil.rmtree(out)
@@ -214,9 +249,9 @@ def first_download(site: Path, m: int) -> int:
     from .vendor import ONNXRUNTIME_WEB
 
     folder = site / "search" / str(m)
-    files = [p for p in folder.iterdir() if p.is_file()]  # the rescoring's chunks are in folders
-    if (folder / "model.onnx").is_file():
-        files += [site / "vendor" / Path(name).name for name in ONNXRUNTIME_WEB.files]
+    files = [p for p in folder.iterdir() if p.is_file()]  # the rescoring's and the word table's chunks are in folders
+    if (folder / "model.onnx.gz").is_file():
+        files += [site / "vendor" / name for name in ONNXRUNTIME_WEB.published()]
     return sum(p.stat().st_size for p in files)
 
 

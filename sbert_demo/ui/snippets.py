@@ -7,6 +7,7 @@ text) is escaped here, so no tab has to remember to. Styles live in ``ui/app.py`
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 
 from ..formatting import MISSING
@@ -28,15 +29,32 @@ def _cell(value: object) -> str:
 
 
 def html_table(headers: Sequence[str | tuple[str, str]], rows: Iterable[Sequence[object]],
-               css: str = "summary-table", numeric: Iterable[int] = ()) -> Markup:
+               css: str = "summary-table", numeric: Iterable[int] = (), stacked: bool = False,
+               titled: bool = False) -> Markup:
     """A table; every cell and header is escaped unless it is :class:`Markup` (the one place that
-    escapes table text). A header may be ``(text, tooltip)``; ``numeric`` columns get class ``num``."""
+    escapes table text). A header may be ``(text, tooltip)``; ``numeric`` columns get class ``num``.
+    ``stacked``: on a phone each row is a card, each cell on a line of its own after its column's name
+    (``data-label``, app.css), instead of a table wider than the screen; ``titled``: the first cell is the
+    card's title (a model's name), without its column's name.
+
+    >>> print(html_table(["model", ("cosine", "of the pair")], [["<b>", "0.91"]], numeric=(1,), stacked=True))
+    <table class="summary-table stacked"><thead><tr><th>model</th><th title="of the pair">cosine</th></tr></thead><tbody><tr><td data-label="model">&lt;b&gt;</td><td class="num" data-label="cosine">0.91</td></tr></tbody></table>
+    """
     numeric = set(numeric)
+    names = [str(h[0] if isinstance(h, tuple) else h) for h in headers]
     head = "".join(f'<th title="{esc(h[1])}">{_cell(h[0])}</th>' if isinstance(h, tuple) else f"<th>{_cell(h)}</th>"
                    for h in headers)
-    body = "".join("<tr>" + "".join(f'<td class="num">{_cell(v)}</td>' if i in numeric else f"<td>{_cell(v)}</td>"
-                                    for i, v in enumerate(row)) + "</tr>" for row in rows)
+    label = (lambda i: f' data-label="{esc(_plain(names[i]))}"' if i < len(names) else "") if stacked else (lambda i: "")
+    body = "".join("<tr>" + "".join(f'<td class="num"{label(i)}>{_cell(v)}</td>' if i in numeric
+                                    else f"<td{label(i)}>{_cell(v)}</td>" for i, v in enumerate(row)) + "</tr>"
+                   for row in rows)
+    css = f"{css} stacked" + (" titled" if titled else "") if stacked else css
     return Markup(f'<table class="{esc(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+
+
+def _plain(text: str) -> str:
+    """A header's text without its markup (a header may be :class:`Markup`)."""
+    return re.sub(r"<[^>]*>", "", text)
 
 
 def change_cell(text: str, value: float | None) -> Markup:
@@ -110,7 +128,7 @@ def summary_table(data: dict) -> str:
                                           "better"),
                "Auto clusters", ("ARI vs. groups", "Adjusted Rand index of the automatic clusters against the given "
                                                    "groups")]
-    return (f'<div class="summary">{html_table(headers, rows)}'
+    return (f'<div class="summary">{html_table(headers, rows, stacked=True, titled=True)}'
             '<p class="muted">A high mean cosine means everything looks alike; a large gap means '
             f"sentences with the same meaning stand out.</p>{hint}</div>")
 

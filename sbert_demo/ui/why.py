@@ -88,7 +88,7 @@ def explain_summary(results: list) -> str:
             rows = [[result.tokens_a[i], result.tokens_b[j], f"{value:+.4f}", _share(value, result.cosine)]
                     for i, j, value in result.top_pairs()]
             body += snippets.html_table(["token in A", "token in B", "contribution", "of the cosine"], rows,
-                                        css="summary-table top-pairs", numeric=(2, 3))
+                                        css="summary-table top-pairs", numeric=(2, 3), stacked=True)
         else:
             body += snippets.paragraph(f"Not exact: {result.why_not_exact}")
         body += snippets.notes_box(result.notes, title="Notes")
@@ -126,7 +126,7 @@ def cone_summary(results: list) -> str:
                "similar pairs (gold ≥ 4)", "unrelated pairs (gold ≤ 1)",
                ("AUC similar vs. unrelated", "How well cosine separates similar from unrelated pairs: 1 perfect, "
                                              "0.5 chance")]
-    return (snippets.html_table(headers, rows, numeric=(1, 2, 3, 4))
+    return (snippets.html_table(headers, rows, numeric=(1, 2, 3, 4), stacked=True, titled=True)
             + '<p class="muted">Naive vectors crowd into a cone: random pairs score high, so a cosine of 0.8 '
             "means little. Training-free fixes (centre, all-but-the-top, whitening) open the cone; SBERT "
             "needs none of them.</p>")

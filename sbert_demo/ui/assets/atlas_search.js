@@ -1,7 +1,8 @@
 // Search by meaning in a published map (sbert_demo/publish/search.py): the query embedded in this page,
 // by a static model of the map (BERT's WordPiece tokenizer, then the sum of the tokens' rows in the model's
 // table, normalised: the same vectors as Python's within cosine 0.9999) or by a small transformer (the
-// app's ONNX int8 graph run by ONNX Runtime Web from the folder's vendor/, wasm); then the corpus searched
+// app's ONNX int8 graph run by ONNX Runtime Web from the folder's vendor/, wasm, given the rows of the query's
+// tokens from its word table, fetched by chunk); then the corpus searched
 // in two passes: every sentence's signs (1 bit a dimension) against the query, and the best CANDIDATES
 // scored again, fetched by chunk: a transformer's int8 rows, a static model's token ids (embedded here as
 // the query is). The files come with the first query, never before.
@@ -90,13 +91,34 @@
   async function embed(text, model) {  // the query's unit-length vector (zeros when a static model knows no token)
     const ids = tokenize(text, model);
     if (model.engine === "graph") {
-      const ort = window.ort, shape = [1, ids.length];
-      const output = await model.session.run({
-        input_ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), shape),
-        attention_mask: new ort.Tensor("int64", new BigInt64Array(ids.length).fill(1n), shape)});
+      const ort = window.ort, shape = [1, ids.length], feeds = {};
+      let local = ids;
+      if (model.tokenizer.word_input) {  // the graph's word table: the rows of these tokens, the ids renumbered
+        const spec = model.tokenizer, unique = Array.from(new Set(ids)).sort((a, b) => a - b);
+        const at = new Map(unique.map((id, i) => [id, i]));
+        feeds[spec.word_input] = new ort.Tensor("float32", await wordRows(model, unique), [unique.length, spec.word_dimension]);
+        local = ids.map((id) => at.get(id));
+      }
+      feeds.input_ids = new ort.Tensor("int64", BigInt64Array.from(local, BigInt), shape);
+      feeds.attention_mask = new ort.Tensor("int64", new BigInt64Array(ids.length).fill(1n), shape);
+      const output = await model.session.run(feeds);
       return normalised(Float32Array.from(output[model.session.outputNames[0]].data));
     }
     return embedIds(ids, model);
+  }
+
+  async function wordRows(model, ids) {  // the word table's rows of ``ids`` (sorted), dequantised as the graph did
+    const spec = model.tokenizer, d = spec.word_dimension, table = new Float32Array(ids.length * d);
+    const chunks = new Map();
+    await Promise.all(Array.from(new Set(ids.map((id) => Math.floor(id / ROWS_CHUNK))), async (chunk) => {
+      const count = Math.min(ROWS_CHUNK, spec.words - chunk * ROWS_CHUNK);
+      chunks.set(chunk, await window.atlasSite.once(model.words, chunk, () => model.get(`words/${chunk}.i8`, Int8Array, count * d)));
+    }));
+    ids.forEach((id, i) => {
+      const rows = chunks.get(Math.floor(id / ROWS_CHUNK)), base = (id % ROWS_CHUNK) * d, scale = model.wordScales[id];
+      for (let j = 0; j < d; j++) table[i * d + j] = rows[base + j] * scale;
+    });
+    return table;
   }
 
   function runtime() {  // ONNX Runtime Web from the folder (vendor/), loaded with the first transformer query
@@ -104,11 +126,16 @@
       runtime.loading = new Promise((resolve, reject) => {
         const script = document.createElement("script");
         script.src = "vendor/ort.wasm.min.js";
-        script.onload = () => {
-          const ort = window.ort;
+        script.onload = async () => {
+          const ort = window.ort, name = "vendor/ort-wasm-simd-threaded.wasm.gz";
           ort.env.wasm.wasmPaths = new URL("vendor/", location.href).href;
           // threads need cross-origin isolation (SharedArrayBuffer); a plain static host runs one
           ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
+          try {  // its WebAssembly, kept gzipped in the folder (3.7 MB instead of 14.2)
+            const response = await fetch(name);
+            if (!response.ok) throw new Error(name);
+            ort.env.wasm.wasmBinary = await window.atlasSite.gunzipped(await response.arrayBuffer());
+          } catch (error) { reject(window.atlasSite.damaged(name)); return; }
           resolve(ort);
         };
         script.onerror = () => reject(window.atlasSite.damaged("vendor/ort.wasm.min.js"));
@@ -135,12 +162,15 @@
     const tokenizer = await get("tokenizer.json");
     const d = tokenizer.dimension, v = tokenizer.vocab.length, bytes = Math.ceil(d / 8);
     const found = { tokenizer, engine: tokenizer.engine, dimension: d, bytes, folder, get, chunks: new Map(),
-      index: new Map(tokenizer.vocab.map((token, id) => [token, id])) };
+      words: new Map(), index: new Map(tokenizer.vocab.map((token, id) => [token, id])) };
     if (found.engine === "graph") {
       const ort = await runtime();
+      if (tokenizer.word_input) found.wordScales = await get("word-scales.f32", Float32Array, tokenizer.words);
+      const graph = await get("model.onnx.gz", ArrayBuffer);
       try {
-        found.session = await ort.InferenceSession.create(folder + "model.onnx", { executionProviders: ["wasm"] });
-      } catch (error) { throw site.damaged(folder + "model.onnx"); }
+        found.session = await ort.InferenceSession.create(new Uint8Array(await site.gunzipped(graph)),
+          { executionProviders: ["wasm"] });
+      } catch (error) { throw site.damaged(folder + "model.onnx.gz"); }
     } else {
       [found.table, found.tableScales] = await Promise.all([
         get("table.i8", Int8Array, v * d), get("table-scales.f32", Float32Array, v)]);

@@ -31,6 +31,13 @@
     return new Type(buffer);
   }
 
+  async function gunzipped(buffer) {  // a file the folder keeps gzipped (sbert_demo/publish/packing.py), unpacked;
+    // as it is where the host already unpacked it (sent with Content-Encoding: gzip)
+    const head = new Uint8Array(buffer, 0, Math.min(2, buffer.byteLength));
+    if (head[0] !== 0x1f || head[1] !== 0x8b) return buffer;
+    return new Response(new Blob([buffer]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+  }
+
   function once(map, key, make) {  // one request per file, however many ask at once; a failure is asked again
     if (!map.has(key)) {
       const promise = make();
@@ -133,6 +140,6 @@
     async shared(a, b) { return binary(`shared-${a}-${b}.u8`, Uint8Array, meta.n); },
     async working() { return null; },  // computed at publish time: nothing is under way here
     async disagree(a, b) { return json(`disagree-${a}-${b}.json`); },
-    texts, damaged, once,
+    texts, damaged, once, gunzipped,
   };
 })();
