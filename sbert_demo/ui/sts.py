@@ -104,6 +104,16 @@ def table_rows(table) -> dict:
     return {"headers": HEADERS, "data": rows}
 
 
+def table_cards(rows: object) -> str:
+    """The results (``table_rows``' JSON) as the cards a phone shows instead of the wide table: each model a
+    card, each number on a line after its column's name (app.css hides one or the other by screen width)."""
+    data = rows.get("data") if isinstance(rows, dict) else None
+    data = [row for row in data or [] if isinstance(row, list) and any(str(cell).strip() for cell in row)]
+    if not data:
+        return ""
+    return snippets.html_table(HEADERS, data, numeric=(2, 3, 4, 5), stacked=True, titled=True)
+
+
 @user_errors
 def table_csv(table: object, dataset: object) -> dict:
     """The results table (``{"headers": [...], "data": [[...], ...]}``, as ``sts`` returns it) as a CSV
@@ -226,6 +236,7 @@ def _stsb_part() -> tuple[list, dict]:
             table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, label="Results",
                                  column_widths=["21%", "9%", "11%", "11%", "8%", "10%", "8%", "22%"],
                                  elem_id="sts-table")
+            cards = gr.HTML(elem_id="sts-cards")  # the table as a phone shows it (app.css)
             results_file = gr.File(label="Results as CSV", interactive=False, visible=False, elem_id="sts-csv")
             bars = gr.Plot(show_label=False, elem_id="sts-bars")
     gr.Markdown("**Gold score against cosine, one point per pair** (hover for the sentences). Naive "
@@ -241,6 +252,7 @@ def _stsb_part() -> tuple[list, dict]:
     # The CSV is written from the table's JSON: an API caller's malformed table reaches table_csv (which
     # says what is wrong) instead of failing inside the Dataframe component.
     rows = gr.JSON(visible=False)
-    done.success(table_rows, table, rows, **QUIET).then(
-        table_csv, [rows, dataset], results_file, api_name="sts_csv", show_progress="hidden")
+    shown = done.success(table_rows, table, rows, **QUIET)
+    shown.then(table_csv, [rows, dataset], results_file, api_name="sts_csv", show_progress="hidden")
+    shown.then(table_cards, rows, cards, **QUIET)
     return [picker(models)], {"models": models, "data": dataset}
