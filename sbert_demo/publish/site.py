@@ -5,7 +5,7 @@
     index.html  atlas.css  atlas.js  atlas_site.js  site.json  README.md (a Static Space's front matter)
     data/meta.json                      the corpus, its models, cluster names (the server's /atlas/api/<id>)
     data/points-<m>.f32  data/clusters-<m>.u16  data/labels.u16     the arrays the page draws
-    data/texts/<c>.json                 sentences by chunks of :data:`CHUNK` rows, fetched when needed
+    data/texts/<c>.json.gz              sentences by chunks of :data:`CHUNK` rows (gzipped JSON), fetched when needed
     data/csv.json                       the few cells a spreadsheet would run as formulas, as the export writes them
     data/shared-<a>-<b>.u8  data/disagree-<a>-<b>.json   each pair of models compared (computed here once)
     search/<m>/...  vendor/...          search by meaning in the page (:mod:`.search`) with a static model or a
@@ -34,6 +34,7 @@ from ..atlas import compare
 from ..atlas.store import Atlas, open_atlas
 from ..explore.exports import spreadsheet_safe
 from ..formatting import MISSING
+from .packing import gzipped
 
 ASSETS = Path(__file__).resolve().parents[1] / "ui" / "assets"
 CHUNK = 2000  # sentences per text file: a hover or a table page fetches one or a few (~150 KB each)
@@ -174,13 +175,13 @@ def _arrays(atlas: Atlas, data: Path) -> None:
 
 
 def _texts(atlas: Atlas, data: Path) -> None:
-    """Sentences in chunks of :data:`CHUNK`, and the cells the CSV export writes otherwise than shown (text a
+    """Sentences in chunks of :data:`CHUNK` (gzipped JSON: a third of the bytes), and the cells the CSV export writes otherwise than shown (text a
     spreadsheet would run as a formula, as :meth:`Atlas.csv` keeps it: ``data/csv.json``)."""
     texts = atlas.texts()
     unsafe: dict[str, str] = {}
     for start in range(0, atlas.n, CHUNK):
         chunk = texts.slice(start, CHUNK).to_pylist()
-        (data / "texts" / f"{start // CHUNK}.json").write_text(json.dumps(chunk, ensure_ascii=False), encoding="utf-8")
+        (data / "texts" / f"{start // CHUNK}.json.gz").write_bytes(gzipped(json.dumps(chunk, ensure_ascii=False).encode()))
         for row, text in enumerate(chunk, start):
             safe = spreadsheet_safe(text)
             if safe != text:

@@ -2,7 +2,7 @@
 // the app's server. What the server computes per request is computed here the same way (sbert_demo/atlas/
 // store.py): a selection's table page, its word filter and its counts per cluster, a sentence with its
 // clusters, the CSV export; shared neighbours and where the models disagree were written at publish time.
-// Sentences come in chunks (data/texts/<c>.json), fetched when a hover, a table page or a filter needs them.
+// Sentences come in chunks (data/texts/<c>.json.gz, gzipped JSON), fetched when a hover, a table page or a filter needs them.
 "use strict";
 (() => {
   const DATA = "data/";
@@ -23,6 +23,11 @@
   async function json(name) {
     const response = await fetched(name);
     try { return await response.json(); } catch (error) { throw damaged(name); }
+  }
+
+  async function packedJson(name) {  // a gzipped JSON file (sbert_demo/publish/packing.py)
+    const buffer = await (await fetched(name)).arrayBuffer();
+    try { return JSON.parse(new TextDecoder().decode(await gunzipped(buffer))); } catch (error) { throw damaged(name); }
   }
 
   async function binary(name, Type, length) {
@@ -50,12 +55,12 @@
   async function texts(rows) {  // the sentences of ``rows``, in their order, from the chunks that hold them
     const size = meta.chunk;
     const wanted = [...new Set(Array.from(rows, (row) => Math.floor(row / size)))];
-    const lists = await Promise.all(wanted.map((c) => once(chunks, c, () => json(`texts/${c}.json`))));
+    const lists = await Promise.all(wanted.map((c) => once(chunks, c, () => packedJson(`texts/${c}.json.gz`))));
     const byChunk = new Map(wanted.map((c, i) => [c, lists[i]]));
     return Array.from(rows, (row) => {
       const list = byChunk.get(Math.floor(row / size));
       const text = Array.isArray(list) ? list[row % size] : undefined;
-      if (typeof text !== "string") throw damaged(`texts/${Math.floor(row / size)}.json`);
+      if (typeof text !== "string") throw damaged(`texts/${Math.floor(row / size)}.json.gz`);
       return text;
     });
   }
