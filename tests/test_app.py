@@ -328,9 +328,11 @@ def test_sts_streams_a_row_per_model_with_the_core_numbers(tiny: str, tiny_sts_d
     names = [trace.name for trace in bars.data]
     # A dev run: the paper's marks are STSb *test* numbers, so none is drawn beside it, and the title says why.
     assert names == ["naive"] and not bars.layout.shapes
-    assert bars.layout.title.text.startswith("STSb dev") and "paper reports STSb test only" in bars.layout.title.text
+    assert bars.layout.title.text.startswith("STSb dev") and "paper reports STSb test only" in bars.layout.title.subtitle.text
+    # one bar per line, the model's name on its left, its number at its end: nothing turned or cut on a phone
+    assert {trace.orientation for trace in bars.data} == {"h"} and not bars.layout.annotations
     test_bars = sts_tab.bar_chart([evaluate("glove-6b-50d", sts_split("test"))], "test")
-    assert "paper, STSb test" in [trace.name for trace in test_bars.data] and test_bars.layout.shapes
+    assert [trace.name for trace in test_bars.data][-1].startswith("paper, STSb test<br>") and test_bars.layout.shapes
     assert steps[0][3]["visible"] and steps[0][4]["visible"] and not steps[0][5]["visible"]
     first_scatter = steps[1][3]
     assert first_scatter["visible"] and len(first_scatter["value"].data[0].x) == len(pairs)

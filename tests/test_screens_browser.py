@@ -75,6 +75,15 @@ BROKEN_CELLS = """(selector) => {
   return [cells.length, broken];
 }"""
 CELLS = "{0} .body-cell, {0} .header-cell"
+# A bar chart's category labels as drawn, and each bar's number with whether it lies inside the figure.
+BAR_LABELS = """(selector) => {
+  const gd = document.querySelector(`${selector} .js-plotly-plot`), box = gd.getBoundingClientRect();
+  return {ticks: [...gd.querySelectorAll(".ytick text")].map((t) => t.textContent),
+          numbers: [...gd.querySelectorAll(".bartext")].map((t) => {
+            const r = t.getBoundingClientRect();
+            return [t.textContent, r.width > 0 && r.left >= box.left - 1 && r.right <= box.right + 1];
+          })};
+}"""
 
 
 def _open(browser, url: str, size: tuple[int, int], phone: bool = False):
@@ -168,6 +177,12 @@ def test_no_table_cell_breaks_a_number_or_a_word(browser, app_url, size) -> None
         assert names[:3] == ['"family"', '"Spearman x100"', '"Pearson x100"'], names
         spearman = page.eval_on_selector_all("#sts-cards td:nth-child(3)", "cells => cells.map((c) => c.innerText)")
         assert len(spearman) == 2 and all(text.replace(".", "").isdigit() for text in spearman), spearman
+        # the bars lie flat: each model's name whole on its left, each number at its bar's end inside the figure
+        page.wait_for_timeout(500)  # the page fits a narrow figure once it is drawn
+        bars = page.evaluate(BAR_LABELS, "#sts-bars")
+        assert len(bars["numbers"]) == 2 and all(inside for _, inside in bars["numbers"]), bars
+        assert sorted(text for text, _ in bars["numbers"]) == sorted(f"{float(v):.1f}" for v in spearman), bars
+        assert not any("…" in tick for tick in bars["ticks"]) and any("MiniLM-L6-v2" in t for t in bars["ticks"]), bars
     else:
         assert not page.locator("#sts-cards").is_visible()
         looked_at, broken = page.evaluate(BROKEN_CELLS, CELLS.format("#sts-table"))

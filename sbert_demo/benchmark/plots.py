@@ -32,7 +32,8 @@ def sts_bar_chart(
     Each row needs ``label``, ``family`` (naive / siamese / fine-tuned) and ``spearman`` (x 100).
     ``references`` are the paper's STSb *test* numbers: drawn only beside a run of ``split`` "test"
     (a dev run or uploaded pairs get none, and the title says so). ``horizontal``: one bar per line,
-    the model's name on its left (a phone's narrow screen; no label turned or cut).
+    the model's name on its left, its number at its end (no label turned or cut at any width: the STS tab's
+    chart, which a phone shows too, and the talk's phone figure).
     """
     rows = [_check_sts_row(row) for row in rows]
     references = references if split == "test" else {}
@@ -52,6 +53,7 @@ def sts_bar_chart(
                 width=0.7,
                 text=["n/a" if v is None else f"{v:.1f}" for v in values],
                 textposition="outside",
+                constraintext="none",  # a number above a narrow bar stays readable (a phone's bars are thin)
                 cliponaxis=False,
                 customdata=[escape(rows[i]["label"]) for i in members],
                 hovertemplate="%{customdata}<br>Spearman x 100: <b>%{" + ("x" if horizontal else "y") + ":.2f}</b>"
@@ -62,6 +64,8 @@ def sts_bar_chart(
     values = [row["spearman"] for row in rows if row["spearman"] is not None]
     low = min([0.0] + [math.floor(v / 10) * 10 for v in values])
     value_axis = dict(range=[low, 100], title_text="Spearman rank correlation x 100")
+    if horizontal:  # room inside the plot for the number at the end of a bar of 100 ("100.0"), ticks to 100
+        value_axis.update(range=[low, 112], tickmode="array", tickvals=list(range(int(low), 101, 20)))
     label_axis = dict(tickmode="array", tickvals=list(range(len(rows))),
                       ticktext=[wrap(row["label"], 16 if horizontal else 28) for row in rows],
                       range=[-0.6, max(len(rows), 1) - 0.4], automargin=True)
@@ -74,9 +78,12 @@ def sts_bar_chart(
         fig.update_xaxes(**label_axis)
     fig.update_layout(barmode="overlay", legend=dict(orientation="h", y=-0.25 if not horizontal else -0.3))
     where = {"test": "STSb test", "dev": "STSb dev"}.get(split or "", "your pairs")
-    note = "" if references or not PAPER_STSB_TEST else " (the paper reports STSb test only)"
-    apply_style(fig, f"{where}: cosine vs. gold scores (Spearman x 100){note}")
+    note = "" if references or not PAPER_STSB_TEST else "; the paper reports STSb test only"
+    # short lines: a phone's plot is 340 px wide and plotly does not wrap a title
+    apply_style(fig, f"{where}: Spearman x 100", subtitle=f"cosine vs. gold scores{note}")
     fig.update_layout(margin=dict(r=30 if horizontal or not references else 190, b=110))
+    if horizontal:  # a bar and its name (up to three lines) for each model, however many
+        fig.update_layout(height=max(fig.layout.height or 0, 200 + 52 * len(rows)))
     return fig
 
 
@@ -98,7 +105,8 @@ def _check_sts_row(row: Mapping) -> dict:
 
 def _reference_lines(fig: go.Figure, references: Mapping[str, float], horizontal: bool = False) -> None:
     """Dotted lines for published numbers (STSb test), each labelled in the margin (beside a vertical
-    chart) or by its value above the plot (a horizontal one); the legend says where they come from."""
+    chart, for a wide screen) or by its value in the legend (a horizontal one); the legend says where they
+    come from."""
     line = dict(color="#555", dash="dot", width=1)
     for name, value in references.items():
         if horizontal:
@@ -235,7 +243,9 @@ def cost_plot(curve: Mapping[str, Sequence[float]], measured_n: int, measured: M
     fig.update_layout(legend=dict(orientation="h", y=-0.22))
     apply_style(fig, "Finding the most similar pairs: time against the number of sentences",
                 subtitle=f"Lines from the rates measured here ({cpu}); dots: measured; ×: the SBERT paper on a V100.")
-    fig.update_layout(margin=dict(r=30, b=110))
+    fig.update_layout(margin=dict(r=30 if horizontal or not references else 190, b=110))
+    if horizontal:  # a bar and its name (up to three lines) for each model, however many
+        fig.update_layout(height=max(fig.layout.height or 0, 200 + 52 * len(rows)))
     return fig
 
 

@@ -181,7 +181,7 @@ def bar_chart(results: list[StsResult], split: str | None):
     STSb test (None when none ran)."""
     rows = [{"label": r.label, "family": r.family, "spearman": r.spearman * 100}
             for r in results if r.error is None]
-    return benchmark_plots.sts_bar_chart(rows, split=split) if rows else None
+    return benchmark_plots.sts_bar_chart(rows, split=split, horizontal=True) if rows else None
 
 
 def _scatter(result: StsResult, pairs: ScoredPairs) -> dict:

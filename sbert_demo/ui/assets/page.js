@@ -225,12 +225,14 @@
         const rows = names.reduce((count, name, i) => count + ((gd.data[i].showlegend !== false && name) ? name.split("<br>").length : 0), 0);
         update["margin.b"] = Math.max(layout.margin.b, 60 + rows * 20);
       }
-      ["yaxis", "yaxis2"].forEach((axis) => {  // long category labels: the start of each
+      // long category labels: the start of each (a label already wrapped into short lines stays whole)
+      const longest = (t) => Math.max(...String(t).split("<br>").map((line) => line.replace(/<[^>]*>/g, "").length));
+      ["yaxis", "yaxis2"].forEach((axis) => {
         const ticks = gd.layout[axis] && gd.layout[axis].ticktext;
-        if (Array.isArray(ticks) && ticks.some((t) => String(t).replace(/<[^>]*>/g, "").length > 20)) {
+        if (Array.isArray(ticks) && ticks.some((t) => longest(t) > 20)) {
           update[axis + ".ticktext"] = ticks.map((t) => {
             const plain = String(t).replace(/<br>/g, " ");
-            return plain.replace(/<[^>]*>/g, "").length > 20 ? plain.replace(/<[^>]*>/g, "").slice(0, 18) + "…" : t;
+            return longest(t) > 20 ? plain.replace(/<[^>]*>/g, "").slice(0, 18) + "…" : t;
           });
         }
       });
