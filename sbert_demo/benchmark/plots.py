@@ -243,9 +243,7 @@ def cost_plot(curve: Mapping[str, Sequence[float]], measured_n: int, measured: M
     fig.update_layout(legend=dict(orientation="h", y=-0.22))
     apply_style(fig, "Finding the most similar pairs: time against the number of sentences",
                 subtitle=f"Lines from the rates measured here ({cpu}); dots: measured; ×: the SBERT paper on a V100.")
-    fig.update_layout(margin=dict(r=30 if horizontal or not references else 190, b=110))
-    if horizontal:  # a bar and its name (up to three lines) for each model, however many
-        fig.update_layout(height=max(fig.layout.height or 0, 200 + 52 * len(rows)))
+    fig.update_layout(margin=dict(r=30, b=110))
     return fig
 
 
