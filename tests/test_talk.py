@@ -159,6 +159,7 @@ def test_the_benchmark_and_table_1_on_either_screen(layout: str) -> None:
     (bars,) = check_slide(slides.slide(2, results, layout), layout)
     assert {t.orientation for t in bars.data if t.type == "bar"} == {"h" if layout == slides.PHONE else "v"}
     assert "paper, STSb test" in " ".join(t.name for t in bars.data)  # the marks say their split
+    assert not bars.layout.title.subtitle.text  # the caption says it; in a slide's 18 px it met the axis's top
     rows = [Table1Row(key=r.key, label=r.label, family=r.family, scores={name: 0.5 for name in TABLE1_SETS})
             for r in results]
     (table,) = check_slide(slides.slide(3, rows, layout), layout)
