@@ -49,7 +49,7 @@ from ..models.registry import get_registry
 TOP = 10
 CANDIDATES = 100  # the binary pass keeps ten times the answer for int8 rescoring
 ROWS_CHUNK = 64  # int8 rows per file: rescoring 100 candidates fetches at most 100 small files (25 KB at 384-d)
-GRAPH_LIMIT_MB = 40  # a transformer whose graph the page downloads (MiniLM's: 12 MB; mpnet's 85 MB is not)
+GRAPH_LIMIT_MB = 40  # a transformer whose graph the page downloads (MiniLM's: 12 MB; mpnet's, several times that, is not)
 TRANSFORMERS = ("sentence-transformers", "transformer")
 
 Progress = Callable[[float, str], None]
@@ -171,10 +171,7 @@ def web_graph(source: Path, out: Path) -> tuple[dict, int]:
     node = tables[0]
     weights = {init.name: init for init in graph.initializer}
     rows, scales = (numpy_helper.to_array(weights[name]) for name in node.input[:2])
-    (out / "words").mkdir()
-    for start in range(0, len(rows), ROWS_CHUNK):
-        rows[start : start + ROWS_CHUNK].tofile(out / "words" / f"{start // ROWS_CHUNK}.i8")
-    scales.astype("<f4").tofile(out / "word-scales.f32")
+    write_chunks(rows, scales, out / "words", out / "word-scales.f32")
     for name in node.input:
         graph.initializer.remove(weights[name])
     graph.node.remove(node)
@@ -258,11 +255,16 @@ def first_download(site: Path, m: int) -> int:
 def write_rows(vectors: np.ndarray, out: Path) -> None:
     """The corpus's vectors in int8 for rescoring: ``rows/<c>.i8`` (:data:`ROWS_CHUNK` a file) and
     ``row-scales.f32``."""
-    rows, scales = int8_rows(vectors)
-    scales.astype("<f4").tofile(out / "row-scales.f32")
-    (out / "rows").mkdir()
+    write_chunks(*int8_rows(vectors), out / "rows", out / "row-scales.f32")
+
+
+def write_chunks(rows: np.ndarray, scales: np.ndarray, folder: Path, scales_file: Path) -> None:
+    """int8 ``rows`` by files of :data:`ROWS_CHUNK` (``folder/<c>.i8``, what the page fetches when it needs a
+    row) and their ``scales`` in one file (little-endian float32)."""
+    scales.astype("<f4").tofile(scales_file)
+    folder.mkdir()
     for start in range(0, len(rows), ROWS_CHUNK):
-        rows[start : start + ROWS_CHUNK].tofile(out / "rows" / f"{start // ROWS_CHUNK}.i8")
+        rows[start : start + ROWS_CHUNK].tofile(folder / f"{start // ROWS_CHUNK}.i8")
 
 
 def write_tokens(token_ids: list[list[int]], out: Path) -> None:

@@ -175,8 +175,9 @@ def _arrays(atlas: Atlas, data: Path) -> None:
 
 
 def _texts(atlas: Atlas, data: Path) -> None:
-    """Sentences in chunks of :data:`CHUNK` (gzipped JSON: a third of the bytes), and the cells the CSV export writes otherwise than shown (text a
-    spreadsheet would run as a formula, as :meth:`Atlas.csv` keeps it: ``data/csv.json``)."""
+    """Sentences in chunks of :data:`CHUNK` (gzipped JSON: a third of the bytes), and the cells the CSV export
+    writes otherwise than shown (text a spreadsheet would run as a formula, as :meth:`Atlas.csv` keeps it:
+    ``data/csv.json``)."""
     texts = atlas.texts()
     unsafe: dict[str, str] = {}
     for start in range(0, atlas.n, CHUNK):

@@ -108,10 +108,15 @@ def table_cards(rows: object) -> str:
     """The results (``table_rows``' JSON) as the cards a phone shows instead of the wide table: each model a
     card, each number on a line after its column's name (app.css hides one or the other by screen width)."""
     data = rows.get("data") if isinstance(rows, dict) else None
-    data = [row for row in data or [] if isinstance(row, list) and any(str(cell).strip() for cell in row)]
+    data = _filled([row for row in data or [] if isinstance(row, list)])
     if not data:
         return ""
     return snippets.html_table(HEADERS, data, numeric=(2, 3, 4, 5), stacked=True, titled=True)
+
+
+def _filled(rows: list[list]) -> list[list]:
+    """The rows of a results table with at least one cell that is not blank."""
+    return [row for row in rows if any(str(cell).strip() for cell in row)]
 
 
 @user_errors
@@ -122,7 +127,7 @@ def table_csv(table: object, dataset: object) -> dict:
     if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) <= len(HEADERS) for row in rows):
         raise ValueError("The results to save are not the benchmark's table; run the benchmark and pass the "
                          "table the sts endpoint returned, unchanged.")
-    rows = [row for row in rows if any(str(cell).strip() for cell in row)]
+    rows = _filled(rows)
     name = f"sts-{dataset if dataset in ('dev', 'test') else 'uploaded-pairs'}-results"
     return gr.update(value=str(write_table_csv(name, HEADERS, rows)), visible=True)
 

@@ -107,13 +107,17 @@
     return embedIds(ids, model);
   }
 
+  async function byChunk(rows, fetchChunk) {  // the chunks (ROWS_CHUNK rows a file) that hold ``rows``, by number
+    const chunks = new Map();
+    await Promise.all(Array.from(new Set(Array.from(rows, (row) => Math.floor(row / ROWS_CHUNK))),
+      async (chunk) => chunks.set(chunk, await fetchChunk(chunk))));
+    return chunks;
+  }
+
   async function wordRows(model, ids) {  // the word table's rows of ``ids`` (sorted), dequantised as the graph did
     const spec = model.tokenizer, d = spec.word_dimension, table = new Float32Array(ids.length * d);
-    const chunks = new Map();
-    await Promise.all(Array.from(new Set(ids.map((id) => Math.floor(id / ROWS_CHUNK))), async (chunk) => {
-      const count = Math.min(ROWS_CHUNK, spec.words - chunk * ROWS_CHUNK);
-      chunks.set(chunk, await window.atlasSite.once(model.words, chunk, () => model.get(`words/${chunk}.i8`, Int8Array, count * d)));
-    }));
+    const chunks = await byChunk(ids, (chunk) => window.atlasSite.once(model.words, chunk, () => model.get(
+      `words/${chunk}.i8`, Int8Array, Math.min(ROWS_CHUNK, spec.words - chunk * ROWS_CHUNK) * d)));
     ids.forEach((id, i) => {
       const rows = chunks.get(Math.floor(id / ROWS_CHUNK)), base = (id % ROWS_CHUNK) * d, scale = model.wordScales[id];
       for (let j = 0; j < d; j++) table[i * d + j] = rows[base + j] * scale;
@@ -250,9 +254,7 @@
     }
     const candidates = best(first, Math.min(CANDIDATES, n)).sort((a, b) => a - b);
     // second pass: the candidates scored again from their chunks (int8 rows, or a static model's tokens)
-    const chunks = new Map();
-    await Promise.all(Array.from(new Set(candidates.map((row) => Math.floor(row / ROWS_CHUNK))),
-      async (chunk) => chunks.set(chunk, await chunkOf(model, chunk))));
+    const chunks = await byChunk(candidates, (chunk) => chunkOf(model, chunk));
     const scores = new Float32Array(candidates.length);
     candidates.forEach((row, c) => { scores[c] = rescore(model, chunks.get(Math.floor(row / ROWS_CHUNK)), row, query); });
     return best(scores, top, (c) => candidates[c]).map((c) => ({ row: candidates[c], score: scores[c] }));
