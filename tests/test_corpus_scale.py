@@ -261,6 +261,12 @@ def test_clusters_and_search_at_scale(shipped_sentences) -> None:
     recall = np.mean([len(set(e[e != r][:10]) & set(each[r])) / 10 for e, r in zip(exact_others, rows)])
     assert recall >= 0.85
     assert index.index.expansion_search == EXPANSION_SEARCH  # a user's query is searched as wide as before
+    # the graph only proposes (an int8 copy): the order and the cosines given are the shards' own vectors'
+    unit = embedded.matrix(np.float32)
+    for (row, cosine), query in ((hits[0], v) for hits, v in zip(approximate, vectors)):
+        assert abs(cosine - float(unit[row] @ query / np.linalg.norm(query))) < 1e-5
+    picks = np.array([[11_999, 0], [8_192, 8_191]])
+    assert np.array_equal(embedded.rows(picks), unit[picks])  # rows across shards, any shape
 
 
 @pytest.mark.slow  # ~17 s: a sampled layout end to end

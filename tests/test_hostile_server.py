@@ -331,10 +331,10 @@ def test_simultaneous_comparisons_compute_each_file_once(published: Atlas, monke
     made = []
     real = compare._neighbours
 
-    def counted(atlas, m, k, progress):
+    def counted(atlas, m, k, progress, embedded):
         made.append(m)
         time.sleep(0.2)  # long enough that every request arrives while the first computes
-        return real(atlas, m, k, progress)
+        return real(atlas, m, k, progress, embedded)
 
     monkeypatch.setattr(compare, "_neighbours", counted)
     calls = [lambda: compare.shared(published, 0, 1), lambda: compare.shared(published, 1, 0),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..corpus.embed import embed_corpus
+from ..corpus.embed import Embedded, embed_corpus
 from ..corpus.sources import LargeCorpus, Progress
 from ..formatting import about
 from ..shared import BoundedCache, KeyLocks
@@ -47,8 +47,8 @@ def _exact(unit: np.ndarray, k: int, progress: Progress, label: str) -> np.ndarr
 def _indexed(embedded, k: int, progress: Progress) -> np.ndarray:
     from ..corpus.search import CorpusIndex
 
-    index = CorpusIndex.open_or_build(embedded, progress=lambda f, what: progress(0.5 * f, what))
-    return index.neighbours_of_each(k, progress=lambda f, what: progress(0.5 + 0.5 * f, what))
+    index = CorpusIndex.open_or_build(embedded, progress=lambda f, what: progress(0.55 * f, what))  # measured shares
+    return index.neighbours_of_each(k, progress=lambda f, what: progress(0.55 + 0.45 * f, what))
 
 
 # One computation of each kept file at a time: requests that ask for it together wait for the first, then
@@ -115,32 +115,42 @@ def _keep(path, array: np.ndarray) -> None:
     os.replace(temporary, path)
 
 
-def neighbours(atlas: Atlas, m: int, k: int = K, progress: Progress | None = None) -> np.ndarray:
-    """Each sentence's ``k`` nearest sentences under model ``m`` (rows, nearest first), kept on disk."""
+def neighbours(atlas: Atlas, m: int, k: int = K, progress: Progress | None = None,
+               embedded: Embedded | None = None) -> np.ndarray:
+    """Each sentence's ``k`` nearest sentences under model ``m`` (rows, nearest first), kept on disk
+    (``embedded``: the model's embeddings of the corpus when the caller has them)."""
     m = atlas.model_index(m)
-    path = atlas.folder / f"neighbours-{m}-k{k}.i32"
+    path = _neighbours_path(atlas, m, k)
     with computing.hold(path):
         kept = _kept(path, "<i4", atlas.n * k)
         if kept is not None:
             return kept.reshape(atlas.n, k)
-        found = _neighbours(atlas, m, k, progress)
+        found = _neighbours(atlas, m, k, progress, embedded)
         _keep(path, found.astype("<i4"))
         return found
 
 
-def _neighbours(atlas: Atlas, m: int, k: int, progress: Progress | None) -> np.ndarray:
+def _neighbours_path(atlas: Atlas, m: int, k: int):
+    return atlas.folder / f"neighbours-{m}-k{k}.i32"
+
+
+def _embedded(atlas: Atlas, m: int, progress: Progress | None) -> Embedded:
+    corpus = LargeCorpus(atlas.meta["name"], atlas.texts().to_pylist(), None)
+    return embed_corpus(corpus, atlas.models[m]["key"], progress=progress)
+
+
+def _neighbours(atlas: Atlas, m: int, k: int, progress: Progress | None, embedded: Embedded | None) -> np.ndarray:
     if atlas.n <= k:
         raise ValueError(f"Comparing neighbourhoods needs more than {k} sentences; this corpus has {atlas.n}.")
     say = progress or (lambda fraction, what: None)
-    model = atlas.models[m]
-    corpus = LargeCorpus(atlas.meta["name"], atlas.texts().to_pylist(), None)
-    embedded = embed_corpus(corpus, model["key"], progress=lambda f, what: say(0.6 * f, what))
-    then = lambda f, what: say(0.6 + 0.4 * f, what)  # noqa: E731
+    if embedded is None:
+        embedded = _embedded(atlas, m, lambda f, what: say(0.0, what))
+    label = atlas.models[m]["label"]
     if atlas.n <= EXACT_UP_TO:
-        found = _exact(embedded.matrix(np.float32), k, then, model["label"])
+        found = _exact(embedded.matrix(np.float32), k, say, label)
     else:
-        found = _indexed(embedded, k, then)
-    say(1.0, f"{model['label']}: nearest neighbours of all {atlas.n:,} sentences")
+        found = _indexed(embedded, k, say)
+    say(1.0, f"{label}: nearest neighbours of all {atlas.n:,} sentences")
     return found
 
 
@@ -164,16 +174,37 @@ def shared(atlas: Atlas, a: int, b: int, progress: Progress | None = None) -> np
         return counts
 
 
+EMBEDDING_SHARE = 0.6  # of the work, when the embeddings are computed here (a map made elsewhere keeps them)
+
+
 def _shared(atlas: Atlas, a: int, b: int, progress: Progress | None) -> np.ndarray:
     say = progress or (lambda fraction, what: None)
-    first = neighbours(atlas, a, progress=lambda f, what: say(0.5 * f, what))
-    second = neighbours(atlas, b, progress=lambda f, what: say(0.5 + 0.5 * f, what))
+    computed = [False]
+
+    def embedding(i: int) -> Progress:
+        def hear(fraction: float, what: str) -> None:
+            if fraction < 1:  # embed_corpus's first word is 1.0 when every shard was on disk
+                computed[0] = True
+            say(EMBEDDING_SHARE * (i + fraction) / 2 if computed[0] else 0.0, what)
+        return hear
+
+    kept = {m: _neighbours_path(atlas, m, K).is_file() for m in (a, b)}
+    embedded = {m: None if kept[m] else _embedded(atlas, m, embedding(i)) for i, m in enumerate((a, b))}
+    # each model's share of the rest by its neighbours' cost (the dimension past a fixed part: MiniLM's 384 took 2.4x
+    # GloVe's 50 at 150,000 sentences), nothing where they are kept
+    cost = {m: 0 if kept[m] else embedded[m].dimension + 192 for m in (a, b)}
+    base, total = (EMBEDDING_SHARE if computed[0] else 0.0), max(1, sum(cost.values()))
+    found, low = {}, base
+    for m in (a, b):
+        high = low + (1 - base) * cost[m] / total
+        found[m] = neighbours(atlas, m, progress=lambda f, what, low=low, high=high: say(low + (high - low) * f, what),
+                              embedded=embedded[m])
+        low = high
     counts = np.zeros(atlas.n, dtype=np.uint8)
-    for start in range(0, atlas.n, 65_536):  # a row's shared count: sorted rows compared column by column
-        left = np.sort(first[start:start + 65_536], axis=1)
-        right = np.sort(second[start:start + 65_536], axis=1)
-        hits = (left[:, :, None] == right[:, None, :]).any(axis=2).sum(axis=1)
-        counts[start:start + 65_536] = hits
+    for row in range(0, atlas.n, 65_536):  # a row's shared count: sorted rows compared column by column
+        left = np.sort(found[a][row:row + 65_536], axis=1)
+        right = np.sort(found[b][row:row + 65_536], axis=1)
+        counts[row:row + 65_536] = (left[:, :, None] == right[:, None, :]).any(axis=2).sum(axis=1)
     return counts
 
 

@@ -63,9 +63,27 @@ class Embedded:
         for shard in self.shards:
             vectors = self.store.read(shard.key, len(shard))
             if vectors is None:
-                raise ValueError(f"The embeddings of sentences {shard.start + 1:,}-{shard.end:,} ({self.label}) are "
-                                 "missing or damaged on disk; map the corpus again to compute them.")
+                raise self._missing(shard)
             yield shard, vectors
+
+    def rows(self, picks: np.ndarray) -> np.ndarray:
+        """The vectors of the corpus rows ``picks`` (any shape; float32, ``picks.shape + (dimension,)``), each
+        shard read only where a row is picked."""
+        flat = np.asarray(picks, dtype=np.int64).ravel()
+        out = np.empty((len(flat), self.dimension), dtype=np.float32)
+        ends = np.array([shard.end for shard in self.shards])
+        which = np.searchsorted(ends, flat, side="right")
+        for s in np.unique(which):
+            shard, here = self.shards[s], np.flatnonzero(which == s)
+            vectors = self.store.picked(shard.key, flat[here] - shard.start, len(shard))
+            if vectors is None:
+                raise self._missing(shard)
+            out[here] = vectors
+        return out.reshape(*np.shape(picks), self.dimension)
+
+    def _missing(self, shard: Shard) -> ValueError:
+        return ValueError(f"The embeddings of sentences {shard.start + 1:,}-{shard.end:,} ({self.label}) are "
+                          "missing or damaged on disk; map the corpus again to compute them.")
 
     def matrix(self, dtype=np.float16) -> np.ndarray:
         """Every vector in one array of ``dtype`` (fp16: 0.8 GB for a million 384-d vectors)."""

@@ -92,10 +92,16 @@ class ShardStore:
     def read(self, key: str, rows: int | None = None) -> np.ndarray | None:
         """The shard's vectors as float32 (unit length as written), or None when it is missing or damaged."""
         stored = self._mapped(key, rows)
-        if stored is None:
-            return None
+        return None if stored is None else self._decoded(stored)
+
+    def picked(self, key: str, picks: np.ndarray, rows: int | None = None) -> np.ndarray | None:
+        """Only the rows ``picks`` of the shard (read from the memory-mapped file), as :meth:`read` gives them."""
+        stored = self._mapped(key, rows)
+        return None if stored is None else self._decoded(stored[picks])
+
+    def _decoded(self, stored: np.ndarray) -> np.ndarray:
         if self.dtype == "fp16":
-            return np.asarray(stored, dtype=np.float32)
+            return _widened(stored)
         scales = np.ascontiguousarray(stored[:, -4:]).view(np.float32)
         return np.asarray(stored[:, :-4], dtype=np.float32) * scales
 
@@ -119,3 +125,11 @@ class ShardStore:
 
     def missing(self, shards: Sequence[Shard]) -> list[Shard]:
         return [shard for shard in shards if not self.has(shard.key, len(shard))]
+
+
+def _widened(half: np.ndarray) -> np.ndarray:
+    """float16 -> float32 through torch: numpy casts one number at a time (~5 ns each on a Xeon), torch's cast is
+    vectorised and 4x quicker; it is most of the time of rescoring a corpus's neighbours (:mod:`.search`)."""
+    import torch
+
+    return torch.from_numpy(np.require(half, requirements=["C_CONTIGUOUS", "WRITEABLE"])).float().numpy()
