@@ -94,59 +94,64 @@ def _forked_worker() -> None:
         torch.set_num_threads(1)
 
 
-def _scoped(function: Callable) -> Callable:
-    """``function`` as it runs in the process ``spaces`` forks: :func:`inside_gpu_call` true while it runs,
-    an exception returned (or yielded) as :class:`Raised`."""
+@contextlib.contextmanager
+def _in_gpu_call() -> Iterator[None]:
+    global _inside
+    _forked_worker()
+    _inside = True
+    try:
+        yield
+    finally:
+        _inside = False
+
+
+def _around(function: Callable, scope: Callable[[], contextlib.AbstractContextManager], each: Callable,
+            failed: Callable | None = None) -> Callable:
+    """``function`` (plain or a generator) run inside ``scope()``, its value (or each value it yields) passed
+    through ``each``; an exception it raises given to ``failed`` (when set) and its answer returned (or yielded)."""
     if inspect.isgeneratorfunction(function):
         @functools.wraps(function)
         def generator(*args, **kwargs):
-            global _inside
-            _forked_worker()
-            _inside = True
-            try:
-                yield from function(*args, **kwargs)
-            except Exception as error:
-                yield Raised(error)
-            finally:
-                _inside = False
+            with scope():
+                try:
+                    for item in function(*args, **kwargs):
+                        yield each(item)
+                except Exception as error:
+                    if failed is None:
+                        raise
+                    yield failed(error)
 
         return generator
 
     @functools.wraps(function)
     def call(*args, **kwargs):
-        global _inside
-        _forked_worker()
-        _inside = True
-        try:
-            return function(*args, **kwargs)
-        except Exception as error:
-            return Raised(error)
-        finally:
-            _inside = False
+        with scope():
+            try:
+                value = function(*args, **kwargs)
+            except Exception as error:
+                if failed is None:
+                    raise
+                return failed(error)
+            return each(value)
 
     return call
 
 
+def _scoped(function: Callable) -> Callable:
+    """``function`` as it runs in the process ``spaces`` forks: :func:`inside_gpu_call` true while it runs,
+    an exception returned (or yielded) as :class:`Raised`."""
+    return _around(function, _in_gpu_call, lambda value: value, Raised)
+
+
+def _raised_again(value: object) -> object:
+    if isinstance(value, Raised):
+        raise value.error
+    return value
+
+
 def _unwrapped(decorated: Callable) -> Callable:
     """``decorated`` (a ``spaces.GPU`` function) with a :class:`Raised` value raised again in this process."""
-    if inspect.isgeneratorfunction(decorated):
-        @functools.wraps(decorated)
-        def generator(*args, **kwargs):
-            for item in decorated(*args, **kwargs):
-                if isinstance(item, Raised):
-                    raise item.error
-                yield item
-
-        generator.zerogpu = getattr(decorated, "zerogpu", None)
-        return generator
-
-    @functools.wraps(decorated)
-    def call(*args, **kwargs):
-        value = decorated(*args, **kwargs)
-        if isinstance(value, Raised):
-            raise value.error
-        return value
-
+    call = _around(decorated, contextlib.nullcontext, _raised_again)
     call.zerogpu = getattr(decorated, "zerogpu", None)
     return call
 

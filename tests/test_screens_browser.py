@@ -92,7 +92,8 @@ def _open(browser, url: str, size: tuple[int, int], phone: bool = False):
     page.set_default_timeout(120_000)
     page.goto(url)
     page.wait_for_selector("#explore-run", state="attached")
-    page.wait_for_timeout(1500)  # the pickers refresh on load
+    page.wait_for_function("document.documentElement.dataset.linked === 'yes'")  # the pickers refreshed on load
+    page.wait_for_timeout(300)
     return context, page
 
 

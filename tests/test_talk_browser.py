@@ -357,7 +357,8 @@ def open_talk_tab(browser, url: str, size: tuple[int, int], link: str):
     page.set_default_timeout(120_000)
     page.goto(url + link)
     page.wait_for_selector("#explore-run", state="attached")
-    page.wait_for_timeout(2500)  # the link's tab selected and its pickers filled
+    page.wait_for_function("document.documentElement.dataset.linked === 'yes'")  # its tab selected, pickers filled
+    page.wait_for_timeout(300)
     return context, page
 
 

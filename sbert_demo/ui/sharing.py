@@ -133,7 +133,8 @@ def wire_links(demo: gr.Blocks, boxes: tuple[gr.Column, gr.Column], tabs: gr.Tab
         queue=False, show_progress="hidden", api_visibility="private").then(
         None, picker, picker, js=asset("link_drawn.js"), queue=False, show_progress="hidden").then(
         lambda sent: list(sent), pending, [linkable[t][n] for t, n in values], queue=False, show_progress="hidden",
-        api_visibility="private")
+        api_visibility="private").then(
+        None, js=asset("link_applied.js"), queue=False, show_progress="hidden")
     readable = [slot for slot in present if slot[1] not in ("description", "mode")]
 
     def copy_handler(tab: str, *values) -> list[str]:
