@@ -182,7 +182,7 @@ def published(isolated) -> Atlas:
     sentences = [f"кошка {i} sleeps" for i in range(12)] + [f"γάτα {i} κοιμάται" for i in range(12)] + [
         f"éclair {i} au chocolat" for i in range(12)] + [f"猫 {i} が好き" for i in range(12)] + [
         f"cat {i} sleeps on a mat" for i in range(12)] + [f"dog {i} barks at the moon" for i in range(40)]
-    coords = {"glove-6b-50d": rng.normal(size=(len(sentences), 2)), "static-minilm": rng.normal(size=(len(sentences), 2))}
+    coords = {key: rng.normal(size=(len(sentences), 2)) for key in ("glove-6b-50d", "wordllama-l2-256")}  # no distilling
     clusters = {key: rng.integers(0, 3, len(sentences)) for key in coords}
     return Atlas.of_arrays("猫と犬のコーパス.csv", sentences, coords, clusters)
 

@@ -247,4 +247,12 @@ def test_on_a_phone_result_tables_are_cards_with_every_column_on_screen(browser,
     assert all(len(text) == 7 and text[0] in "+-" for text in contributions), contributions  # "+0.1234", whole
     page.locator("#why-explain-summary").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "screen-phone-390-why-pairs.png"))
+    _tab(page, "Models").tap()  # the registry: a card a model, its long reasons and paths inside the screen
+    page.wait_for_function("document.querySelectorAll('#models-cards tbody tr').length >= 10")
+    looked_at, bad, names = page.evaluate(CARD_CELLS, "#models-cards td")
+    assert looked_at >= 60 and bad == [], (looked_at, bad)
+    assert '"loads from / why not"' in names and '"runs here on"' in names, names
+    assert not page.locator("#models-table").is_visible()
+    page.locator("#models-cards").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "screen-phone-390-models.png"))
     context.close()

@@ -43,6 +43,14 @@ def add_model(name_or_path: str, pooling: str) -> str:
     return snippets.message(text, "ok")
 
 
+def table_cards(table: object) -> str:
+    """The table (a pandas DataFrame, as the page holds it) as the cards a phone shows instead: each model a
+    card titled by its key, each column a line after its name (app.css shows one or the other by width)."""
+    rows = table.to_numpy().tolist() if hasattr(table, "to_numpy") else []
+    rows = [row for row in rows if any(str(cell).strip() for cell in row)]
+    return snippets.html_table(HEADERS, rows, stacked=True, titled=True) if rows else ""
+
+
 def show_pooling(name_or_path: str) -> dict:
     """Pooling only matters for plain transformers; sentence-transformers models bring their own."""
     return gr.update(visible=not looks_like_sentence_transformer(name_or_path))
@@ -61,6 +69,7 @@ def build_tab() -> list[Refresher]:
         refresh = gr.Button("Refresh", size="sm", scale=0, min_width=110, elem_id="models-refresh")
     table = gr.Dataframe(headers=HEADERS, interactive=False, wrap=True, show_label=False,
                          column_widths=COLUMN_WIDTHS, elem_id="models-table")
+    cards = gr.HTML(elem_id="models-cards")  # the table as a phone shows it (app.css)
     gr.Markdown("### Add a model", elem_classes="section-title")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
@@ -75,6 +84,7 @@ def build_tab() -> list[Refresher]:
 
     action([refresh.click], list_models, None, table, failures_to=message, api_name="models",
            concurrency_id="models")
+    table.change(table_cards, table, cards, api_visibility="private", queue=False, show_progress="hidden")
     name.change(show_pooling, name, pooling, api_visibility="private", queue=False, show_progress="hidden")
     # The table refreshes only after a success, so a refused model leaves it in view, unmarked.
     action([add.click, name.submit], add_model, [name, pooling], message, failures_to=message,
