@@ -128,8 +128,8 @@ def phase_search(args) -> dict:
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     tenth = np.einsum("ij,ij->i", unit, embedded.rows(exact[:, 9]))
     reached = np.mean([sum(c >= t - 1e-6 for _, c in got) / 10 for got, t in zip(found, tenth)])
-    return {"reached": float(reached), "index_s": build, "p50_ms": 1000 * float(np.median(times)), "p95_ms": 1000 * float(np.percentile(times, 95)),
-            "recall": float(recall), "queries": len(queries)}
+    return {"index_s": build, "p50_ms": 1000 * float(np.median(times)), "p95_ms": 1000 * float(np.percentile(times, 95)),
+            "recall": float(recall), "reached": float(reached), "queries": len(queries)}
 
 
 def phase_neighbours(args) -> dict:

@@ -71,10 +71,11 @@ class Embedded:
         shard read only where a row is picked."""
         flat = np.asarray(picks, dtype=np.int64).ravel()
         out = np.empty((len(flat), self.dimension), dtype=np.float32)
-        ends = np.array([shard.end for shard in self.shards])
-        which = np.searchsorted(ends, flat, side="right")
-        for s in np.unique(which):
-            shard, here = self.shards[s], np.flatnonzero(which == s)
+        which = np.searchsorted([shard.end for shard in self.shards], flat, side="right")
+        order = np.argsort(which, kind="stable")  # the picks grouped by shard, in one sort
+        present, starts = np.unique(which[order], return_index=True)
+        for s, here in zip(present, np.split(order, starts[1:])):
+            shard = self.shards[s]
             vectors = self.store.picked(shard.key, flat[here] - shard.start, len(shard))
             if vectors is None:
                 raise self._missing(shard)

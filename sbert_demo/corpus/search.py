@@ -4,8 +4,9 @@ The index holds an int8 copy of each sentence's vector (a quarter of float32) un
 it is built shard by shard (all cores), saved beside the shards, and memory-mapped when opened again.
 Its graph only proposes: the :data:`CANDIDATES` sentences it finds for a query are scored again with
 the shards' own vectors, so the order and the cosines given are the model's. A query is encoded by the
-same model on the same runtime and answered with its :data:`TOP` nearest sentences. :func:`exact_top` is the brute-force answer over
-the shards, the reference that bench/million.py measures the index's recall@10 against.
+same model on the same runtime and answered with its :data:`TOP` nearest sentences. :func:`exact_top` is
+the brute-force answer over the shards, the reference that bench/million.py measures the index's
+recall@10 against.
 
 Example::
 
@@ -99,9 +100,8 @@ class CorpusIndex:
         self.index.expansion_search = BULK_EXPANSION
         try:
             for shard, vectors in self.embedded.vectors():
-                own = np.arange(shard.start, shard.end)
-                out[shard.start:shard.end] = self._best(vectors, self._proposed(vectors, max(BULK_CANDIDATES, k + 1)), k,
-                                                        own)[0]
+                proposed = self._proposed(vectors, max(BULK_CANDIDATES, k + 1))
+                out[shard.start:shard.end] = self._best(vectors, proposed, k, np.arange(shard.start, shard.end))[0]
                 say(shard.end / self.embedded.n, f"{self.embedded.label}: neighbours of {shard.end:,} sentences")
         finally:
             self.index.expansion_search = EXPANSION_SEARCH

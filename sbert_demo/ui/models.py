@@ -46,9 +46,7 @@ def add_model(name_or_path: str, pooling: str) -> str:
 def table_cards(table: object) -> str:
     """The table (a pandas DataFrame, as the page holds it) as the cards a phone shows instead: each model a
     card titled by its key, each column a line after its name (app.css shows one or the other by width)."""
-    rows = table.to_numpy().tolist() if hasattr(table, "to_numpy") else []
-    rows = [row for row in rows if any(str(cell).strip() for cell in row)]
-    return snippets.html_table(HEADERS, rows, stacked=True, titled=True) if rows else ""
+    return snippets.cards(HEADERS, table.to_numpy().tolist() if hasattr(table, "to_numpy") else [])
 
 
 def show_pooling(name_or_path: str) -> dict:

@@ -52,6 +52,24 @@ def html_table(headers: Sequence[str | tuple[str, str]], rows: Iterable[Sequence
     return Markup(f'<table class="{esc(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 
+def filled(rows: Iterable[Sequence[object]]) -> list:
+    """The rows of a table with at least one cell that is not blank."""
+    return [row for row in rows if any(str(cell).strip() for cell in row)]
+
+
+def cards(headers: Sequence[str | tuple[str, str]], rows: Iterable[Sequence[object]],
+          numeric: Iterable[int] = ()) -> str:
+    """A results table as the cards a phone shows instead of the wide one (app.css shows one or the other by
+    width): each filled row a card titled by its first cell, each other cell a line after its column's name;
+    empty when no row is filled.
+
+    >>> cards(["model", "x"], [["", " "]])
+    ''
+    """
+    rows = filled(rows)
+    return html_table(headers, rows, numeric=numeric, stacked=True, titled=True) if rows else ""
+
+
 def _plain(text: str) -> str:
     """A header's text without its markup (a header may be :class:`Markup`)."""
     return re.sub(r"<[^>]*>", "", text)

@@ -108,15 +108,7 @@ def table_cards(rows: object) -> str:
     """The results (``table_rows``' JSON) as the cards a phone shows instead of the wide table: each model a
     card, each number on a line after its column's name (app.css hides one or the other by screen width)."""
     data = rows.get("data") if isinstance(rows, dict) else None
-    data = _filled([row for row in data or [] if isinstance(row, list)])
-    if not data:
-        return ""
-    return snippets.html_table(HEADERS, data, numeric=(2, 3, 4, 5), stacked=True, titled=True)
-
-
-def _filled(rows: list[list]) -> list[list]:
-    """The rows of a results table with at least one cell that is not blank."""
-    return [row for row in rows if any(str(cell).strip() for cell in row)]
+    return snippets.cards(HEADERS, [row for row in data or [] if isinstance(row, list)], numeric=(2, 3, 4, 5))
 
 
 @user_errors
@@ -127,7 +119,7 @@ def table_csv(table: object, dataset: object) -> dict:
     if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) <= len(HEADERS) for row in rows):
         raise ValueError("The results to save are not the benchmark's table; run the benchmark and pass the "
                          "table the sts endpoint returned, unchanged.")
-    rows = _filled(rows)
+    rows = snippets.filled(rows)
     name = f"sts-{dataset if dataset in ('dev', 'test') else 'uploaded-pairs'}-results"
     return gr.update(value=str(write_table_csv(name, HEADERS, rows)), visible=True)
 
