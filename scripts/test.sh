@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Run the test suite (fast + browser tests; add "-m slow" for the reference-number checks).
 # Tests read the benchmark data shipped in data/ (no environment variable needed).
-# One process by default. SBERT_DEMO_TEST_WORKERS=2 runs two pytest-xdist workers: the Gradio pages' browser tests
-# one after another in one of them (first), every other test file whole in whichever is free (tests/conftest.py).
-# Not the default: on 2 cores an STS-tab run in a browser test twice never finished while the other worker was busy.
+# Two pytest-xdist workers where the machine has two cores or more: the Gradio pages' browser tests (and the MCP
+# tools, served by the same app) one after another in one worker, started first; every other file whole in
+# whichever worker is free (tests/conftest.py). SBERT_DEMO_TEST_WORKERS=N sets the number; 0 runs one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-workers="${SBERT_DEMO_TEST_WORKERS:-0}"
+cores="$(nproc 2>/dev/null || echo 1)"
+workers="${SBERT_DEMO_TEST_WORKERS:-$([ "$cores" -ge 2 ] && echo 2 || echo 0)}"
 if [ "$workers" = "0" ]; then
   exec .venv/bin/python -m pytest "$@"
 fi

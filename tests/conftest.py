@@ -40,7 +40,10 @@ Fixtures for models and data:
                        machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
 ``browser``            (session) one headless Chromium for the run (under pytest-xdist one for each worker that runs
                        browser tests: the Gradio pages' all in one, see ``GRADIO_PAGES``); each test opens its own context.
-``app_url``            (session) the fast app (tiny STS data, the prepared cache), shared by the browser tests.
+``app_url``            (session) the fast app (tiny STS data, the prepared cache), shared by the browser tests
+                       (the audience board's included: boards are per code).
+``real_app``           (session) the app on the shipped data with the real models, started with ``--mcp``: the
+                       slow comparison, the whole visit and the MCP tools are served by it (``RealApp``).
 ``mpnet_in_cache``     links that join into this test's cache folder, so per-test caches stay
                        fresh without re-joining.
 """
@@ -50,6 +53,7 @@ from __future__ import annotations
 import os
 import shutil
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,12 +125,13 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("SBERT_DEMO_RUNTIME_CHOICE", "rules")
 
 
-# Files whose tests drive pages of a Gradio app: under pytest-xdist (scripts/test.sh) one unit of work, run in one
-# worker one after another as they would run alone (one Chromium, the run's apps started once, no two pages timing
-# each other's events). Every other file is a unit of its own; a browser test outside these files drives a page no
+# Files whose tests drive pages of a Gradio app (or call the app the browser tests use: test_mcp.py): under
+# pytest-xdist (scripts/test.sh) one unit of work, run in one worker one after another as they would run alone (one
+# Chromium, the run's apps started once, no two pages timing each other's events). Every other file is a unit of its own; a browser test outside these files drives a page no
 # Gradio app serves (the map view, a published folder) and says so with ``@pytest.mark.static_page``.
-GRADIO_PAGES = frozenset({"test_audience_browser.py", "test_browser.py", "test_journey.py", "test_out_of_the_box.py",
-                          "test_screens_browser.py", "test_talk_browser.py", "test_why_browser.py"})
+GRADIO_PAGES = frozenset({"test_audience_browser.py", "test_browser.py", "test_journey.py", "test_mcp.py",
+                          "test_out_of_the_box.py", "test_screens_browser.py", "test_talk_browser.py",
+                          "test_why_browser.py"})
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: an environment without it (the 3.10 set) still runs
@@ -436,3 +441,18 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path):
 
     root = tmp_path_factory.mktemp("browser-app")
     yield from start_app(root, write_tiny_sts(root / "data"), "server-fast.log", prepared=prepared_cache)
+
+
+@dataclass(frozen=True)
+class RealApp:
+    url: str
+    models_dir: Path  # where the app keeps what its Train tab trains
+
+
+@pytest.fixture(scope="session")
+def real_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> Iterator[RealApp]:
+    from test_browser import start_app
+
+    root = tmp_path_factory.mktemp("real-app")
+    for url in start_app(root, shipped_data, "server-real.log", ("--mcp",), prepared=prepared_cache):
+        yield RealApp(url, root / "models")

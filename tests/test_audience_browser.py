@@ -13,12 +13,11 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import write_tiny_sts
-from test_browser import ARTIFACTS, assert_fits_each_projector, free_port, launch, open_page, start_app
+from test_browser import ARTIFACTS, assert_fits_each_projector, free_port, launch, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -26,10 +25,11 @@ ROOM = ["How do I renew my passport?", "Where can I get a new passport?", "I lov
         "Pasta is my favourite food.", "Will it rain tomorrow?"]
 
 
-@pytest.fixture(scope="module")
-def board_app(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("board-app")
-    yield from start_app(root, write_tiny_sts(root / "data"), "server-board.log", prepared=prepared_cache)
+@pytest.fixture
+def board_app(app_url: str) -> str:
+    """The run's fast app (tests/conftest.py): a board is its own code's, so the boards made here touch nothing
+    the other browser tests read."""
+    return app_url
 
 
 def _client(url: str):

@@ -133,7 +133,7 @@ def server_state(page, selector: str, log_name: str) -> str:
 
 def open_page(browser, url: str, timeout_ms: int = 60_000, viewport: dict | None = None):
     """A fresh browser context on ``url``, once the app is on the page (Explore's button exists; a link
-    to another tab may have hidden it already): (context, page)."""
+    to another tab may have hidden it already) and its load chain has finished: (context, page)."""
     context = browser.new_context(viewport=viewport or VIEWPORT)
     page = context.new_page()
     heard = PAGE_EVENTS[id(page)] = []  # what server_state reports when a wait runs out (an id reused: a new list)
@@ -142,6 +142,9 @@ def open_page(browser, url: str, timeout_ms: int = 60_000, viewport: dict | None
     page.set_default_timeout(timeout_ms)
     page.goto(url)
     page.wait_for_selector("#explore-run", state="attached")
+    # the page's own readiness mark (ui/assets/link_applied.js): until then its load chain may still write the
+    # link notes and a link's values over what a test has typed or clicked
+    page.wait_for_function("document.documentElement.dataset.linked === 'yes'")
     return context, page
 
 
@@ -332,10 +335,9 @@ def test_models_tab(page) -> None:
 # --- the real comparison from the issue (minutes on a CPU) ---------------------------------------
 
 
-@pytest.fixture(scope="module")
-def real_app_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> Iterator[str]:
-    yield from start_app(tmp_path_factory.mktemp("browser-real"), shipped_data, "server-real.log",
-                         prepared=prepared_cache)
+@pytest.fixture
+def real_app_url(real_app) -> str:
+    return real_app.url
 
 
 @pytest.mark.slow

@@ -7,7 +7,6 @@ use it. Asserts on what the page shows; screenshots go to ``test-artifacts/journ
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,6 @@ from test_browser import (
     plot_traces,
     run_explore,
     shoot,
-    start_app,
 )
 
 pytestmark = pytest.mark.browser
@@ -29,12 +27,10 @@ pytestmark = pytest.mark.browser
 TRAINED = "journey-glove"
 
 
-@pytest.fixture(scope="module")
-def journey_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path,
-                prepared_cache: Path) -> Iterator[tuple[str, Path]]:
-    root = tmp_path_factory.mktemp("journey")
-    for url in start_app(root, shipped_data, "server-journey.log", prepared=prepared_cache):
-        yield url, root / "models"
+@pytest.fixture
+def journey_app(real_app) -> tuple[str, Path]:
+    """The run's app on the real models and data (tests/conftest.py) and the folder its Train tab saves to."""
+    return real_app.url, real_app.models_dir
 
 
 def gap_of(found: dict[str, float], name: str) -> float:

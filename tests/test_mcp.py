@@ -1,28 +1,25 @@
 """The MCP server (``python app.py --mcp``): the app's tools listed with their descriptions and called with
 the ``mcp`` client package against the running app; the numbers are checked against the app's own
-functions, and a bad argument gets the page's sentence (slow: it starts the app)."""
+functions, and a bad argument gets the page's sentence (slow: the run's app on the real models, started with
+``--mcp`` in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
-from test_browser import start_app
 
 pytestmark = pytest.mark.slow
 TOOLS = "compare_sentences,sts_spearman,available_models"
 
 
-@pytest.fixture(scope="module")
-def mcp_url(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> Iterator[str]:
-    for url in start_app(tmp_path_factory.mktemp("mcp-app"), shipped_data, "server-mcp.log", ("--mcp",),
-                         prepared=prepared_cache):
-        yield f"{url}gradio_api/mcp/"
+@pytest.fixture
+def mcp_url(real_app) -> str:
+    """The run's app on the real models, started with ``--mcp`` (tests/conftest.py)."""
+    return f"{real_app.url}gradio_api/mcp/"
 
 
 def answer_of(result):
