@@ -46,6 +46,7 @@ class Published:
     queries: list[str]
     query_vectors: np.ndarray  # Python's static-minilm vectors of the queries
     query_ids: list[list[int]]  # Hugging Face's token ids of the queries
+    sentence_ids: list[list[int]]  # Hugging Face's token ids of the map's sentences
     corpus_vectors: np.ndarray
     minilm_ids: list[list[int]]  # MiniLM's tokenizer's ids, with [CLS] and [SEP], cut at its limit
     minilm_graph: np.ndarray  # the published graph run by Python's ONNX Runtime on those ids, one by one, fed as
@@ -122,6 +123,7 @@ def published(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) ->
                                      for row in minilm_ids])
             found = Published(site.folder, atlas, sentences, queries,
                               encode("static-minilm", queries, use_cache=False).embeddings, ids,
+                              [e.ids for e in tokenizer.encode_batch(sentences, add_special_tokens=False)],
                               encode("static-minilm", sentences, use_cache=False).embeddings,
                               minilm_ids, in_graph / np.linalg.norm(in_graph, axis=1, keepdims=True),
                               in_app_graph / np.linalg.norm(in_app_graph, axis=1, keepdims=True),
@@ -374,10 +376,7 @@ def test_the_two_pass_search_finds_the_exact_ten_on_real_vectors(published: Publ
         tokens = np.frombuffer(raw[4 * (count + 1):], dtype="<u2")
         assert len(tokens) == offsets[-1]
         ids += [tokens[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
-    from sbert_demo.encoding import model_cache
-
-    tokenizer = model_cache.load("static-minilm", precision="fp32", backend="torch").model[0].tokenizer
-    assert ids == [e.ids for e in tokenizer.encode_batch(published.sentences, add_special_tokens=False)]
+    assert ids == published.sentence_ids  # Hugging Face's tokenizer's, from the map's own static model
     in_page = embed_like_the_page(ids, table, scales)
     assert recall_at(published.corpus_vectors, published.query_vectors[:60], in_page) >= 0.95
     kinds = SimpleNamespace(models=[{"key": "glove-6b-50d"}, {"key": "static-minilm"}, {"key": "all-MiniLM-L6-v2"},
