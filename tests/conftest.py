@@ -127,8 +127,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # Files whose tests drive pages of a Gradio app (or call the app the browser tests use: test_mcp.py): under
 # pytest-xdist (scripts/test.sh) one unit of work, run in one worker one after another as they would run alone (one
-# Chromium, the run's apps started once, no two pages timing each other's events). Every other file is a unit of its own; a browser test outside these files drives a page no
-# Gradio app serves (the map view, a published folder) and says so with ``@pytest.mark.static_page``.
+# Chromium, the run's apps started once, no two pages timing each other's events). Every other file is a unit of
+# its own; a browser test outside these files drives a page no Gradio app serves (the map view, a published
+# folder) and says so with ``@pytest.mark.static_page``.
 GRADIO_PAGES = frozenset({"test_audience_browser.py", "test_browser.py", "test_journey.py", "test_mcp.py",
                           "test_out_of_the_box.py", "test_screens_browser.py", "test_talk_browser.py",
                           "test_why_browser.py"})

@@ -335,16 +335,11 @@ def test_models_tab(page) -> None:
 # --- the real comparison from the issue (minutes on a CPU) ---------------------------------------
 
 
-@pytest.fixture
-def real_app_url(real_app) -> str:
-    return real_app.url
-
-
 @pytest.mark.slow
-def test_real_comparison(browser, real_app_url: str) -> None:
+def test_real_comparison(browser, real_app) -> None:
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
-    page.goto(real_app_url)
+    page.goto(real_app.url)
     page.wait_for_selector("#explore-run")
     run_explore(page, THREE, timeout_s=600)
     found = gaps(page)

@@ -7,7 +7,6 @@ use it. Asserts on what the page shows; screenshots go to ``test-artifacts/journ
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -27,20 +26,14 @@ pytestmark = pytest.mark.browser
 TRAINED = "journey-glove"
 
 
-@pytest.fixture
-def journey_app(real_app) -> tuple[str, Path]:
-    """The run's app on the real models and data (tests/conftest.py) and the folder its Train tab saves to."""
-    return real_app.url, real_app.models_dir
-
-
 def gap_of(found: dict[str, float], name: str) -> float:
     """The within-minus-between gap of the summary row whose label contains ``name``."""
     return next(value for label, value in found.items() if name in label)
 
 
 @pytest.mark.slow  # ~85 s: the app started and every tab used in order
-def test_a_whole_visit(browser, journey_app: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    url, models_dir = journey_app
+def test_a_whole_visit(browser, real_app, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, models_dir = real_app.url, real_app.models_dir  # the run's app on the real models (tests/conftest.py)
     monkeypatch.setenv("SBERT_DEMO_MODELS", str(models_dir))  # so this process's registry sees what the app trains
     reload_settings()
     context = browser.new_context(viewport=VIEWPORT)
