@@ -33,7 +33,8 @@ Fixtures for models and data:
                        tab-separated format (``TINY_STS`` holds its rows).
 ``mpnet_joined``       (session) all-mpnet-base-v2 joined once per session (~4 s) in its own cache.
 ``prepared_cache``     (session) a cache folder made ready once per run (one for every pytest-xdist worker, under a
-                       file lock) by ``python -m sbert_demo prepare``
+                       file lock; ``SBERT_DEMO_TEST_PREPARED`` names one that several runs share, as .ci/run's default
+                       and slow runs do) by ``python -m sbert_demo prepare``
                        (mpnet joined, the runtimes the CPU-flag rules pick built, ONNX/OpenVINO artefacts included,
                        UMAP compiled; runtimes chosen by measuring are tests/test_runtime_choice.py's): every
                        app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
@@ -405,7 +406,10 @@ def prepared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from filelock import FileLock
 
-    root = run_folder(tmp_path_factory) / "prepared"
+    # SBERT_DEMO_TEST_PREPARED: a folder that several pytest runs share (.ci/run's default and slow runs prepare once)
+    shared = os.environ.get("SBERT_DEMO_TEST_PREPARED", "").strip()
+    root = Path(shared).resolve() if shared else run_folder(tmp_path_factory) / "prepared"
+    root.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(f"{root}.lock"):  # the first worker prepares; another one waits for it and links the same folder
         if not (root / "prepared.ok").is_file():
             shutil.rmtree(root, ignore_errors=True)
