@@ -41,12 +41,6 @@ def test_openvino_candidates_where_they_can_run() -> None:
     no_bf16 = Hardware(onnx=True, openvino=True, nncf=True)
     assert [c.name for c in candidates(no_bf16)][-2:] == ["openvino-fp32", "openvino-int8"]
     assert "no native bf16" in " ".join(left_out(no_bf16))
-    amx = Hardware(cpu_bf16=True, cpu_amx=True, onnx=True, openvino=True, nncf=True)
-    assert "openvino-bf16" not in [c.name for c in candidates(amx)] and "torch-bf16" in [c.name for c in candidates(amx)]
-    assert "with AMX" in " ".join(left_out(amx))
-    with pytest.raises(ValueError, match="not used on a CPU with AMX"):
-        choose(amx, backend="openvino", precision="bf16")
-    assert choose(amx, backend="openvino").precision == "fp32"
     assert Candidate("openvino", "bf16").lossless and not Candidate("openvino", "int8").lossless
     assert Candidate("openvino", "int8").label == "OpenVINO int8"
 
@@ -92,12 +86,7 @@ def test_openvino_embeddings_equal_onnx_runtime_fp32_within_the_bounds(tiny_sber
     reference = encode(tiny_sbert_in_models, SENTENCES, use_cache=False, precision="fp32", backend="onnx")
     assert reference.runtime.startswith("ONNX Runtime fp32")
     hardware = devices.detect_hardware()
-    bf16 = hardware.cpu_bf16 and not hardware.cpu_amx
-    if hardware.cpu_amx:  # wrong vectors and a crash there (OpenVINO 2026.4): refused with a sentence, never run
-        with pytest.raises(ValueError, match="not used on a CPU with AMX"):
-            encode(tiny_sbert_in_models, SENTENCES, use_cache=False, precision="bf16", backend="openvino")
-        assert Candidate("openvino", "bf16") not in candidates(hardware)
-        assert any("AMX" in why for why in left_out(hardware))
+    bf16 = hardware.cpu_bf16
     for precision, bound in (("fp32", runtime_choice.MAX_DRIFT["lossless"]), *((("bf16", 0.02),) if bf16 else ()),
                              ("int8", runtime_choice.MAX_DRIFT["fast"])):
         result = encode(tiny_sbert_in_models, SENTENCES, use_cache=False, precision=precision, backend="openvino")
@@ -110,7 +99,10 @@ def test_openvino_embeddings_equal_onnx_runtime_fp32_within_the_bounds(tiny_sber
     folder = openvino_export.artefact_dir(isolated.cache_dir, model_cache.loading.resolve(tiny_sbert_in_models).identity)
     manifest = openvino_export.read_manifest(folder)
     assert manifest["calibration"] == "600 STSb train sentences" and manifest["check_max_pair_drift"] <= 0.06
-    assert (isolated.cache_dir / "openvino" / "compiled").is_dir()  # compiled models kept for the next start
+    # compiled models kept for the next start, a folder per precision hint: OpenVINO names a graph's blob the same
+    # for fp32 and bf16, and a bf16 compile that imported the fp32 blob gave wrong vectors and crashed (AMX Xeon)
+    kept = {folder.name for folder in (isolated.cache_dir / "openvino" / "compiled").iterdir() if any(folder.iterdir())}
+    assert kept == ({"f32", "bf16"} if bf16 else {"f32"})
 
 
 def test_fewer_threads_than_cores_are_not_pinned_to_a_core(tiny_sbert_in_models, openvino_everywhere, isolated,

@@ -55,13 +55,8 @@ class Hardware:
     cpu_name: str = ""
     openvino: bool = False  # openvino is installed (it reads the ONNX graphs: needs onnx too)
     nncf: bool = False  # nncf is installed (OpenVINO int8)
-    cpu_amx: bool = False  # the CPU has AMX tiles (OpenVINO's bf16 is not used there: wrong vectors, crashes)
 
 
-# Measured on a Xeon with AMX (KVM, OpenVINO 2026.4): its bf16 gave MiniLM's pairwise cosines off by 1.09 and
-# crashed the process (a segmentation fault in infer) while the runtimes were measured; PyTorch bf16 was right.
-OPENVINO_BF16_ON_AMX = ("OpenVINO bf16 is not used on a CPU with AMX: there it gave wrong vectors and crashed; use "
-                        "OpenVINO with precision fp32 or int8, or PyTorch bf16.")
 ENGINES = {"torch": "PyTorch", "onnx": "ONNX Runtime", "openvino": "OpenVINO"}
 
 
@@ -145,7 +140,6 @@ def _detect(cuda_allowed: bool) -> Hardware:
         cuda_bf16=bool(cuda and torch.cuda.is_bf16_supported()),
         mps=mps,
         cpu_bf16=_cpu_has_native_bf16(),
-        cpu_amx="amx_bf16" in cpu_flags(),
         cpu_threads=torch.get_num_threads(),
         onnx=importlib.util.find_spec("onnxruntime") is not None,
         cpu_name=cpu_name(),
@@ -224,11 +218,8 @@ def _cpu_choice(hardware: Hardware, backend: str, precision: str, fast: bool) ->
             raise ValueError("OpenVINO int8 needs nncf, which quantises the model: pip install -r requirements.txt.")
         if precision == "bf16" and not hardware.cpu_bf16:
             raise ValueError("This CPU has no native bf16; use OpenVINO with precision fp32 or int8.")
-        if precision == "bf16" and hardware.cpu_amx:
-            raise ValueError(OPENVINO_BF16_ON_AMX)
         if precision == "auto":
-            precision = ("int8" if fast and hardware.nncf else "bf16" if hardware.cpu_bf16 and not hardware.cpu_amx
-                         else "fp32")
+            precision = ("int8" if fast and hardware.nncf else "bf16" if hardware.cpu_bf16 else "fp32")
         return "openvino", precision
     wants_onnx = backend == "onnx" or precision == "int8" or (
         backend == "auto" and precision == "auto" and not hardware.cpu_bf16)

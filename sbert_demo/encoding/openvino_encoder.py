@@ -14,7 +14,8 @@ it is the fastest that keeps the numbers):
 Batching as ONNX Runtime's (:class:`~.onnx_encoder.GraphEncoder`: length-sorted batches, one per
 core on the shared pool, in order): the model is compiled for throughput with one stream per core
 and one thread per stream, and each pool thread keeps its own infer request. Compiled models are
-kept in ``<cache>/openvino/compiled`` (OpenVINO's model cache), so a restart does not compile again.
+kept in ``<cache>/openvino/compiled/<hint>`` (OpenVINO's model cache, one folder per inference precision), so a
+restart does not compile again.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def hint_for(precision: str, cpu_bf16: bool) -> str:
 
 @process_wide
 def core():
-    """The process's OpenVINO runtime, its compiled-model cache in the cache folder."""
+    """The process's OpenVINO runtime."""
     import openvino as ov
 
     runtime = ov.Core()
@@ -50,13 +51,20 @@ def core():
     # initialiser; two pool threads doing that first at once, one holding the GIL, deadlock (seen with a
     # UMAP compile running beside the first request). Done here, once, in one thread.
     _ = ov.Tensor(np.zeros(1, dtype=np.float32)).data
-    folder = settings().cache_dir / "openvino" / "compiled"
+    return runtime
+
+
+def compiled_cache(hint: str) -> dict[str, str]:
+    """The compiled-model cache for one inference precision, as a compile option (none where the cache folder is
+    read-only: compiled at every start instead). One folder per precision: OpenVINO 2026.4 names a graph's blob
+    the same whatever the hint, so a bf16 compile imported the fp32 blob; on an AMX Xeon that gave wrong vectors
+    (cosine 0 with the right ones) and crashed the process (a bus error or a segmentation fault in infer)."""
+    folder = settings().cache_dir / "openvino" / "compiled" / hint
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        runtime.set_property({"CACHE_DIR": str(folder)})
-    except OSError:  # a read-only cache folder: compiled at every start instead
-        pass
-    return runtime
+    except OSError:
+        return {}
+    return {"CACHE_DIR": str(folder)}
 
 
 def pinned(threads: int) -> bool:
@@ -75,7 +83,7 @@ class OpenVinoEncoder(GraphEncoder):
         self.hint = hint_for(precision, cpu_bf16)
         config = {"INFERENCE_PRECISION_HINT": self.hint, "PERFORMANCE_HINT": "THROUGHPUT",
                   "NUM_STREAMS": str(self.threads), "INFERENCE_NUM_THREADS": self.threads,
-                  "ENABLE_CPU_PINNING": pinned(self.threads)}
+                  "ENABLE_CPU_PINNING": pinned(self.threads), **compiled_cache(self.hint)}
         self.compiled = core().compile_model(str(graph), "CPU", config)
         self.output = self.compiled.output(0)
         self.size_mb = sum(p.stat().st_size for p in Path(graph).parent.glob(Path(graph).stem + ".*")) / 2**20
