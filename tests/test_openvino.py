@@ -101,7 +101,8 @@ def test_openvino_embeddings_equal_onnx_runtime_fp32_within_the_bounds(tiny_sber
     assert manifest["calibration"] == "600 STSb train sentences" and manifest["check_max_pair_drift"] <= 0.06
     # compiled models kept for the next start, a folder per precision hint: OpenVINO names a graph's blob the same
     # for fp32 and bf16, and a bf16 compile that imported the fp32 blob gave wrong vectors and crashed (AMX Xeon)
-    kept = {folder.name for folder in (isolated.cache_dir / "openvino" / "compiled").iterdir() if any(folder.iterdir())}
+    compiled = isolated.cache_dir / "openvino" / "compiled"
+    kept = {hint.name for hint in compiled.iterdir() if any(hint.iterdir())}
     assert kept == ({"f32", "bf16"} if bf16 else {"f32"})
 
 
