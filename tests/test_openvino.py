@@ -83,6 +83,9 @@ def openvino_everywhere(monkeypatch):
 
 def test_openvino_embeddings_equal_onnx_runtime_fp32_within_the_bounds(tiny_sbert_in_models, openvino_everywhere,
                                                                        isolated) -> None:
+    compiled = isolated.cache_dir / "openvino" / "compiled"
+    compiled.mkdir(parents=True)
+    (compiled / "3141592653589793.blob").write_bytes(b"a blob of the shared folder an earlier version kept")
     reference = encode(tiny_sbert_in_models, SENTENCES, use_cache=False, precision="fp32", backend="onnx")
     assert reference.runtime.startswith("ONNX Runtime fp32")
     hardware = devices.detect_hardware()
@@ -101,7 +104,7 @@ def test_openvino_embeddings_equal_onnx_runtime_fp32_within_the_bounds(tiny_sber
     assert manifest["calibration"] == "600 STSb train sentences" and manifest["check_max_pair_drift"] <= 0.06
     # compiled models kept for the next start, a folder per precision hint: OpenVINO names a graph's blob the same
     # for fp32 and bf16, and a bf16 compile that imported the fp32 blob gave wrong vectors and crashed (AMX Xeon)
-    compiled = isolated.cache_dir / "openvino" / "compiled"
+    assert not list(compiled.glob("*.blob"))  # the earlier version's flat blob is gone
     kept = {hint.name for hint in compiled.iterdir() if any(hint.iterdir())}
     assert kept == ({"f32", "bf16"} if bf16 else {"f32"})
 

@@ -59,9 +59,12 @@ def compiled_cache(hint: str) -> dict[str, str]:
     read-only: compiled at every start instead). One folder per precision: OpenVINO 2026.4 names a graph's blob
     the same whatever the hint, so a bf16 compile imported the fp32 blob; on an AMX Xeon that gave wrong vectors
     (cosine 0 with the right ones) and crashed the process (a bus error or a segmentation fault in infer)."""
-    folder = settings().cache_dir / "openvino" / "compiled" / hint
+    shared = settings().cache_dir / "openvino" / "compiled"
+    folder = shared / hint
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        for stale in shared.glob("*.blob"):  # blobs of the one shared folder an earlier version kept: never read now
+            stale.unlink(missing_ok=True)
     except OSError:
         return {}
     return {"CACHE_DIR": str(folder)}
