@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncIterator
 
 import numpy as np
 from starlette.requests import Request
@@ -56,18 +57,43 @@ def too_large(limit: int) -> str:
     return f"That request is larger than {limit / 2**20:.0f} MB; send less at once."
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body of ``request``, read chunk by chunk and refused (:class:`BodyTooLarge`) once past ``limit``."""
-    declared = request.headers.get("content-length", "")
+def scope_headers(scope) -> dict[str, str]:
+    """An ASGI request's headers, their names in lower case."""
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+async def bounded(chunks: AsyncIterator[bytes], declared: str, limit: int) -> bytes:
+    """The body that ``chunks`` make, counted as they arrive and refused (:class:`BodyTooLarge`) once past
+    ``limit``, or unread where ``declared`` (its Content-Length) says it will be."""
     if declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(too_large(limit))
-    chunks, size = [], 0
-    async for chunk in request.stream():
+    held, size = [], 0
+    async for chunk in chunks:
         size += len(chunk)
         if size > limit:
             raise BodyTooLarge(too_large(limit))
-        chunks.append(chunk)
-    return b"".join(chunks)
+        held.append(chunk)
+    return b"".join(held)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body of ``request``, read chunk by chunk and refused (:class:`BodyTooLarge`) once past ``limit``."""
+    return await bounded(request.stream(), request.headers.get("content-length", ""), limit)
+
+
+class _Gone(Exception):
+    """The client went away before its body was whole."""
+
+
+async def _received(receive) -> AsyncIterator[bytes]:
+    """The body chunks of an ASGI request's messages."""
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Gone
+        yield message.get("body", b"")
+        more = message.get("more_body", False)
 
 
 class BodyGuard:
@@ -81,24 +107,13 @@ class BodyGuard:
         if scope["type"] != "http" or scope.get("method") != "POST" or not _guarded(scope.get("path", "")):
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.limit:
-            await _refuse(send, 413, too_large(self.limit))
+        try:
+            body = await bounded(_received(receive), scope_headers(scope).get("content-length", ""), self.limit)
+        except BodyTooLarge as refused:
+            await _refuse(send, 413, str(refused))
             return
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await _refuse(send, 413, too_large(self.limit))
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        except _Gone:
+            return
         if json_depth(body) > self.max_depth:
             await _refuse(send, 400, f"That request nests deeper than {self.max_depth} levels; send plain JSON.")
             return
