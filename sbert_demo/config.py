@@ -40,6 +40,7 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 BACKENDS = ("auto", "torch", "onnx", "openvino")  # who runs transformer inference on the CPU
 RUNTIME_CHOICES = ("measure", "rules")  # how "auto" picks a transformer's CPU runtime
 PATH_LISTS = ("model_paths", "dataset_roots")
+LOCAL_PROXIES = ("127.0.0.1", "::1")
 HUB_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
@@ -65,6 +66,9 @@ class Settings:
     runtime_choice: str = "measure"  # SBERT_DEMO_RUNTIME_CHOICE: measure the CPU runtimes, or the CPU-flag rules
     inference_threads: int | None = None  # SBERT_DEMO_INFERENCE_THREADS; None: every core this process may use
     npm_tarballs: Path | None = None  # SBERT_DEMO_NPM_TARBALLS: `npm pack` tarballs a published page vendors; None: npm
+    # SBERT_DEMO_TRUSTED_PROXIES: the peers whose X-Forwarded-For names a visitor's address (comma-separated; "*" any
+    # peer, the default on a Space, where its proxy is the only way in); elsewhere a proxy on this machine only
+    trusted_proxies: tuple[str, ...] = LOCAL_PROXIES
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
@@ -98,6 +102,8 @@ class Settings:
                                if env.get("SBERT_DEMO_INFERENCE_THREADS", "").strip() else None),
             npm_tarballs=(Path(env["SBERT_DEMO_NPM_TARBALLS"].strip()).expanduser()
                           if env.get("SBERT_DEMO_NPM_TARBALLS", "").strip() else None),
+            trusted_proxies=tuple(p.strip() for p in env.get("SBERT_DEMO_TRUSTED_PROXIES", "").split(",") if p.strip())
+            or (("*",) if env.get("SPACE_ID", "").strip() else LOCAL_PROXIES),
         )
         return built.replace(**{name: value for name, value in flags.items() if value is not None})
 
@@ -121,6 +127,8 @@ class Settings:
         known["fit_sentences"] = Path(known["fit_sentences"]) if known.get("fit_sentences") else None
         for name in PATH_LISTS:
             known[name] = tuple(Path(p) for p in known.get(name) or ())
+        if "trusted_proxies" in known:
+            known["trusted_proxies"] = tuple(known["trusted_proxies"])
         return cls(**known)
 
 

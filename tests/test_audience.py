@@ -267,7 +267,7 @@ def page_request(session: str = "phone-1", address: str = "203.0.113.7"):
     from types import SimpleNamespace
 
     return SimpleNamespace(session_hash=session, headers={"x-forwarded-for": f"198.51.100.1, {address}"},
-                           client=SimpleNamespace(host="10.0.0.1"), query_params={})
+                           client=SimpleNamespace(host="127.0.0.1"), query_params={})
 
 
 @pytest.mark.parametrize("model, why", [
@@ -375,14 +375,26 @@ def test_a_whole_room_behind_one_venue_address_fills_its_board(store: BoardStore
         store.add(board.code, "One too many.", sender="phone-late", address="192.0.2.1", now=5055.0)
 
 
-def test_the_address_is_the_one_the_nearest_proxy_saw() -> None:
+def test_the_address_is_the_one_the_nearest_proxy_saw(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    from sbert_demo.ui.audience import _address
+    from sbert_demo.config import reload_settings
+    from sbert_demo.ui.visitor import address
 
-    assert _address(page_request(address="203.0.113.7")) == "203.0.113.7"  # a forged first entry is ignored
-    assert _address(SimpleNamespace(headers={}, client=SimpleNamespace(host="127.0.0.1"))) == "127.0.0.1"
-    assert _address(None) == ""
+    assert address(page_request(address="203.0.113.7")) == "203.0.113.7"  # a proxy here; a forged first entry ignored
+    assert address(SimpleNamespace(headers={}, client=SimpleNamespace(host="127.0.0.1"))) == "127.0.0.1"
+    assert address(None) == ""
+    # a phone that reaches the app directly names its own address, whatever it writes in X-Forwarded-For
+    direct = SimpleNamespace(headers={"x-forwarded-for": "192.0.2.55"}, client=SimpleNamespace(host="198.51.100.9"))
+    assert address(direct) == "198.51.100.9"
+    monkeypatch.setenv("SPACE_ID", "someone/sbert-demo")  # on a Space its proxy is the only way in
+    reload_settings()
+    assert address(direct) == "192.0.2.55"
+    monkeypatch.delenv("SPACE_ID")
+    monkeypatch.setenv("SBERT_DEMO_TRUSTED_PROXIES", "10.0.0.1, 198.51.100.9")  # the operator's own proxies
+    reload_settings()
+    assert address(direct) == "192.0.2.55"
+    assert address(page_request(address="203.0.113.7")) == "127.0.0.1"  # this machine is no longer named
 
 
 def test_a_store_from_before_addresses_opens_and_keeps_its_sentences(tmp_path: Path) -> None:
@@ -436,3 +448,78 @@ def test_the_cost_endpoint_reads_its_size_as_a_sentence() -> None:
     for bad in ("many", "1e99", "-5", ""):
         with pytest.raises(gr.Error, match="number of sentences|sentences: the measured run"):
             cost.api_cost(bad)
+
+
+# --- one phone across reloads: the visitor cookie -----------------------------------------------------
+
+def _pages():
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.responses import HTMLResponse, JSONResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from sbert_demo.ui.visitor import VisitorCookie
+
+    async def page(request):
+        return HTMLResponse("<p>the page</p>")
+
+    async def api(request):
+        return JSONResponse({"cookie": request.cookies.get("sbert_demo_visitor")})
+
+    return TestClient(Starlette(routes=[Route("/", page), Route("/api", api, methods=["GET", "POST"])],
+                                middleware=[Middleware(VisitorCookie)]))
+
+
+def test_a_page_gives_a_browser_without_one_a_visitor_cookie_that_later_requests_carry() -> None:
+    from sbert_demo.ui.visitor import COOKIE, TOKEN
+
+    client = _pages()
+    first = client.get("/")
+    made = first.headers["set-cookie"]
+    token = client.cookies[COOKIE]
+    assert TOKEN.fullmatch(token) and "HttpOnly" in made and "SameSite=Lax" in made and "Path=/" in made
+    assert "set-cookie" not in client.get("/").headers  # kept: the next page load names the same browser
+    assert client.post("/api").json() == {"cookie": token}  # what a Gradio queue call carries
+    assert "set-cookie" not in _pages().get("/api").headers  # only pages set it
+    other = _pages().get("/").headers["set-cookie"]
+    assert other.split(";")[0] != made.split(";")[0]  # each browser its own
+
+
+@pytest.mark.parametrize("value", ["x", "A" * 21, "A" * 23, "AAAAAAAAAAAAAAAAAAAA;=", "%C3%84AAAAAAAAAAAAAAAAAA"])
+def test_a_cookie_value_the_app_never_hands_out_is_replaced_and_never_names_a_phone(value: str) -> None:
+    from types import SimpleNamespace
+
+    from sbert_demo.ui.visitor import COOKIE, visitor
+
+    client = _pages()
+    client.cookies.set(COOKIE, value)
+    assert client.get("/").headers["set-cookie"].startswith(f"{COOKIE}=")
+    assert visitor(SimpleNamespace(cookies={COOKIE: value}, session_hash="page-load-1")) == "page-load-1"
+    assert visitor(SimpleNamespace(cookies={}, session_hash=None)) == "api"
+
+
+def test_over_https_the_cookie_holds_in_a_spaces_frame() -> None:
+    client = _pages()
+    made = client.get("/", headers={"x-forwarded-proto": "https"}).headers["set-cookie"]
+    assert "SameSite=None" in made and "Secure" in made and "Partitioned" in made
+
+
+def test_a_phone_that_reloads_keeps_its_count(store: BoardStore) -> None:
+    """Three sentences from one browser, each from a new page load (a new Gradio session) with its cookie: the
+    fourth is refused; a browser without the cookie counts per page load, as before."""
+    from sbert_demo.ui import audience
+
+    board = store.create("glove-6b-50d")
+    cookie = {"sbert_demo_visitor": "Zm9vYmFyYmF6cXV4cXV1eA"}
+    for i in range(PER_MINUTE):
+        request = page_request(session=f"reload-{i}")
+        request.cookies = cookie
+        store.add(board.code, f"Sentence {i} from one phone.", sender=audience.visitor(request),
+                  address=audience.address(request))
+    request = page_request(session="reload-9")
+    request.cookies = cookie
+    with pytest.raises(ValueError, match="in the last minute"):
+        store.add(board.code, "One reload too many.", sender=audience.visitor(request), address="203.0.113.7")
+    fresh = page_request(session="reload-10")  # no cookie: its own page load
+    store.add(board.code, "A page load without the cookie.", sender=audience.visitor(fresh), address="203.0.113.7")

@@ -90,6 +90,25 @@ def test_a_phone_sends_and_the_presenter_sees_it_without_a_click(browser, board_
     presenter_context.close()
 
 
+def test_a_phone_that_reloads_between_sentences_still_sends_three_a_minute(browser, board_app: str) -> None:
+    """Each sentence from a new page load (a new Gradio session): the page's visitor cookie names the phone, so
+    the fourth within a minute is refused with the sentence that says why."""
+    code = _client(board_app).predict("glove-6b-50d", api_name="/board_create")["code"]
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    phone = context.new_page()
+    phone.set_default_timeout(60_000)
+    for i, sentence in enumerate(ROOM[:4]):
+        phone.goto(f"{board_app}?board={code}")
+        phone.wait_for_function(f"document.querySelector('#board-code input, #board-code textarea')?.value === {code!r}")
+        phone.fill("#board-sentence textarea, #board-sentence input", sentence)
+        phone.locator("#board-send").tap()
+        expected = "Sent:" if i < 3 else "You have sent 3 sentences in the last minute"
+        phone.wait_for_function(f"document.querySelector('#board-landed').innerText.includes({expected!r})")
+    assert [c for c in context.cookies() if c["name"] == "sbert_demo_visitor" and c["httpOnly"]]
+    assert _client(board_app).predict(code, api_name="/board_join")["sentences"] == 3  # the fourth not stored
+    context.close()
+
+
 @pytest.mark.slow  # ~20 s: MiniLM and GloVe on a board
 def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_minilm(browser, board_app: str) -> None:
     """?view=talk&step=8 on a projector: Start a board puts the board's join link up as a QR code; the

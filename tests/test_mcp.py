@@ -90,3 +90,53 @@ def test_bad_arguments_get_the_pages_sentences(mcp_url: str, tool: str, argument
     answer = session(mcp_url, call)
     text = " ".join(getattr(part, "text", "") for part in answer.content)
     assert answer.isError and sentence in text and "Traceback" not in text, text
+
+
+
+def post(url: str, body: bytes | list[bytes], declared: int | None = None) -> tuple[int, dict]:
+    """POST to the app over a plain socket: ``body`` whole (with its length, or ``declared``), or a list of
+    chunks with chunked transfer encoding; the status and its JSON answer. The server may stop reading early."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    chunked = isinstance(body, list)
+    length = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {declared or len(body)}"
+    head = (f"POST {where.path} HTTP/1.1\r\nHost: {where.netloc}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nConnection: close\r\n{length}\r\n\r\n").encode()
+    with socket.create_connection((where.hostname, where.port), timeout=60) as connection:
+        try:
+            connection.sendall(head)
+            for chunk in body if chunked else [body]:
+                connection.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+            if chunked:
+                connection.sendall(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused mid-body: the server stopped reading
+        answer = b""
+        while data := connection.recv(65536):
+            answer += data
+    status_line, _, rest = answer.partition(b"\r\n")
+    payload = rest.partition(b"\r\n\r\n")[2]
+    return int(status_line.split()[1]), json.loads(payload or b"{}")
+
+
+def test_hostile_bodies_to_the_running_apps_mcp_get_sentences_and_it_keeps_serving(mcp_url: str) -> None:
+    """The launched app's MCP endpoint, behind BodyGuard: a JSON-RPC request nested 50,000 deep (an HTTP 500 from
+    Gradio's MCP transport before), a body past 8 MB sent in chunks with no length, and one that declares it;
+    each answered with a sentence, and a real MCP client is served afterwards."""
+    from sbert_demo.ui.bodies import GUARDED_BYTES, MAX_DEPTH
+
+    deep = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    status, answer = post(mcp_url, deep)
+    assert status == 400 and f"nests deeper than {MAX_DEPTH} levels" in answer["error"], (status, answer)
+    chunks = [b" " * (1 << 20)] * (GUARDED_BYTES // (1 << 20) + 2)
+    status, answer = post(mcp_url, chunks)
+    assert status == 413 and "larger than 8 MB" in answer["error"], (status, answer)
+    status, answer = post(mcp_url, b"{}", declared=50 * GUARDED_BYTES)
+    assert status == 413 and "larger than 8 MB" in answer["error"], (status, answer)
+
+    async def listed(client):
+        return {tool.name for tool in (await client.list_tools()).tools}
+
+    assert set(TOOLS.split(",")) <= session(mcp_url, listed)

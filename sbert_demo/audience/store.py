@@ -7,7 +7,8 @@ secret that only the presenter's link carries (stored as its SHA-256, compared i
 
 Limits, each refused with a sentence and nothing stored: a sentence of at most :data:`MAX_CHARS`
 characters, not blank (nothing visible, :func:`~sbert_demo.data.text.is_blank`), not already on the
-board (case and spacing ignored); :data:`PER_MINUTE` sentences a minute from one browser session, and
+board (case and spacing ignored); :data:`PER_MINUTE` sentences a minute from one browser (its visitor
+cookie, kept across reloads: :mod:`sbert_demo.ui.visitor`; else its session), and
 :data:`PER_ADDRESS_MINUTE` a minute from one network address to all boards (a ceiling high enough for a
 whole room of phones behind one venue's address; a script that opens a new session for every sentence
 still meets the board's size and the presenter's lock and hide);
@@ -201,7 +202,8 @@ class BoardStore:
 
     def add(self, code: object, text: object, sender: str, now: float | None = None, address: str = "") -> Sentence:
         """Put ``text`` on the board, or say with a ValueError why not (and store nothing). ``sender``: the
-        browser session; ``address``: the network address it came from ("" where unknown)."""
+        browser (its visitor cookie, else its session); ``address``: the network address it came from ("" where
+        unknown)."""
         now = time.time() if now is None else now
         text = check_text(text, "The sentence")
         clean = " ".join(clean_text(text)[0].split())  # the length is the clean text's: what the board shows

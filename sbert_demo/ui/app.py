@@ -56,11 +56,14 @@ def launch_options() -> dict:
 
     from .atlas import routes
     from .bodies import BodyGuard
+    from .visitor import VisitorCookie
 
     # BodyGuard: Gradio's JSON endpoints (API, queue, MCP) get bounded bodies of bounded depth, refused with a
     # sentence before Gradio reads them (a JSON-RPC message nested 50,000 deep was a 500 from MCP's transport).
+    # VisitorCookie: a browser keeps one name across reloads (the board's sentences a minute from one phone).
+    middleware = [Middleware(BodyGuard), Middleware(VisitorCookie)]
     return {"theme": theme(), "max_file_size": MAX_FILE_SIZE, "i18n": gr.I18n(en=MISSING_WORDS),
-            "app_kwargs": {"routes": routes(), "middleware": [Middleware(BodyGuard)]}, **launch_assets()}
+            "app_kwargs": {"routes": routes(), "middleware": middleware}, **launch_assets()}
 
 
 def configure_queue(demo: gr.Blocks) -> gr.Blocks:

@@ -39,6 +39,7 @@ from . import snippets
 from .common import action, model_choices, user_errors
 from .links import page_address
 from .model_select import Refresher
+from .visitor import address, visitor
 
 REFRESH_SECONDS = 2.0
 
@@ -49,21 +50,6 @@ def _live() -> dict:
 
 
 NO_BOARD = "Create a board first (or open your presenter link): there is no board on this page yet."
-
-
-def _sender(request: gr.Request | None) -> str:
-    return getattr(request, "session_hash", None) or "api"
-
-
-def _address(request: gr.Request | None) -> str:
-    """The network address a request came from: the one the nearest proxy saw (the last entry of
-    X-Forwarded-For, which a client cannot forge) where there is a proxy (Spaces), else the socket's."""
-    headers = getattr(request, "headers", None) or {}
-    forwarded = [part.strip() for part in str(headers.get("x-forwarded-for", "")).split(",") if part.strip()]
-    if forwarded:
-        return forwarded[-1]
-    client = getattr(request, "client", None)
-    return str(getattr(client, "host", "") or "")
 
 
 def check_board_model(model: object) -> str:
@@ -186,7 +172,7 @@ def join_board(code: str) -> dict:
 def send_sentence(code: str, sentence: str, request: gr.Request) -> tuple[str, dict]:
     """Put the sentence on the board and say where it landed: (the phone's HTML, the same as JSON)."""
     store = board_store()
-    added = store.add(code, sentence, sender=_sender(request), address=_address(request))
+    added = store.add(code, sentence, sender=visitor(request), address=address(request))
     # From here on the sentence is on the board: the phone is told so, whatever happens to its landing.
     board = store.get(code)
     result = {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model, "nearest": [],
