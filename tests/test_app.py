@@ -336,6 +336,13 @@ def test_sts_streams_a_row_per_model_with_the_core_numbers(tiny: str, tiny_sts_d
     assert steps[0][3]["visible"] and steps[0][4]["visible"] and not steps[0][5]["visible"]
     first_scatter = steps[1][3]
     assert first_scatter["visible"] and len(first_scatter["value"].data[0].x) == len(pairs)
+    # Each later yield repeats every slot's update, value included: the page applies a generator's diffs in place,
+    # and a skip after a figure deleted it before the plot had drawn it (two cached models, one scatter empty).
+    assert all("value" in scatter for step in steps for scatter in step[3:])
+    assert [step[3]["value"] is first_scatter["value"] for step in steps[1:]] == [True] * 3
+    # and in a dict of its own each time: Gradio takes "value" out of the update it is handed
+    assert len({id(scatter) for step in steps for scatter in step[3:]}) == len(steps) * sts_tab.MAX_SCATTERS
+    assert steps[2][4]["visible"] and len(steps[2][4]["value"].data[0].x) == len(pairs)
     again = list(sts_tab.run_sts("dev", None, ["glove-6b-50d", tiny]))[-1][1]["data"]
     assert [row[6] for row in again] == ["yes", "yes"]  # cached embeddings: returns at once
 

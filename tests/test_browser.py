@@ -128,7 +128,28 @@ def server_state(page, selector: str, log_name: str) -> str:
     time.sleep(1)
     log = log_file(log_name).read_text(encoding="utf-8", errors="replace") if log_file(log_name).is_file() else ""
     return (f"status {status!r}; shown {shown!r}; the page's console and failed requests: {heard[-30:]!r}; "
-            f"the app's log ends:\n{log[-6000:]}")
+            f"the app's log ends:\n{busy_threads(log)}")
+
+
+IDLE_FRAMES = ("threading.py", "queue.py", "selectors.py", "asyncio/", "anyio/_backends", "tqdm/_monitor.py",
+               "uvicorn/", "gradio/blocks.py", "app.py")
+DUMP_LINES = ("Thread 0x", "Current thread 0x", "  File ", "  <no Python frame>")
+
+
+def busy_threads(log: str, keep: int = 3000) -> str:
+    """The end of an app's log with the stack dump SIGUSR1 wrote at its end cut to the threads doing something:
+    those with a frame outside Python's and the server's waiting loops (the idle ones would push out the log)."""
+    lines = log.splitlines()
+    start = len(lines)
+    while start and (not lines[start - 1].strip() or lines[start - 1].startswith(DUMP_LINES)):
+        start -= 1
+    head, dump = "\n".join(lines[:start]), "\n".join(lines[start:])
+    blocks = [block for block in dump.split("\n\n") if block.strip()]
+    busy = [block for block in blocks
+            if any("File " in line and not any(frame in line for frame in IDLE_FRAMES) for line in block.splitlines())]
+    if not blocks:
+        return head[-keep:]
+    return f"{head[-keep:]}\n[{len(blocks)} threads dumped, {len(blocks) - len(busy)} of them waiting]\n" + "\n\n".join(busy)
 
 
 def open_page(browser, url: str, timeout_ms: int = 60_000, viewport: dict | None = None):
@@ -307,7 +328,9 @@ def test_sts_tab(page) -> None:
         page.wait_for_function("document.querySelectorAll('.sts-scatter .js-plotly-plot').length === 2 && "
                                "document.querySelector('#sts-table').innerText.includes('MiniLM')", timeout=180_000)
     except Exception:  # what the page and the app were doing, in the failure's message
-        pytest.fail(f"The STS run did not finish: {server_state(page, '#sts-status', 'server-fast.log')}")
+        drawn = page.evaluate("document.querySelectorAll('.sts-scatter .js-plotly-plot').length")
+        pytest.fail(f"The STS run did not finish: {drawn} scatter(s) drawn, the table {page.inner_text('#sts-table')!r}; "
+                    f"{server_state(page, '#sts-status', 'server-fast.log')}")
     table = page.inner_text("#sts-table")
     assert "GloVe average (6B, 50d)" in table and "STSb dev: 6 scored pairs" in page.inner_text("#sts-status")
     assert plot_traces(page, "#sts-bars")[0] == 2  # bars per family; no paper marks beside a dev run

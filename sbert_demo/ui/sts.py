@@ -86,16 +86,21 @@ def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: li
     # Scatter slots are laid out before the figures arrive: a plot drawn into a row that later
     # gains neighbours would keep its old width and be cut off.
     slots = {key: slot for slot, key in enumerate([k for k in keys if _available(k)][:MAX_SCATTERS])}
+    # Every yield repeats each slot's latest update (a new dict: Gradio pops "value" from the one it is given),
+    # never a gr.skip() after a figure. Gradio streams a generator's yields as diffs that its page applies in
+    # place, to the very update it handed the plot, so a skip right after a figure (two cached models answer
+    # within milliseconds) deleted the figure before the plot had read it: that model's scatter stayed empty.
+    # A repeated update is an empty diff.
+    scatters = [gr.update(visible=slot < len(slots), value=None) for slot in range(MAX_SCATTERS)]
     progress(0, desc="Starting")
-    yield [status, _table(results), None] + [gr.update(visible=slot < len(slots), value=None)
-                                             for slot in range(MAX_SCATTERS)]
+    yield [status, _table(results), None, *map(dict, scatters)]
     for result in evaluate_many(keys, pairs, progress=step):
         results.append(result)
-        scatters = [gr.skip()] * MAX_SCATTERS
         if result.key in slots:
             scatters[slots[result.key]] = _scatter(result, pairs)
         warn_once_about_the_cache()
-        yield [status, _table(results), bar_chart(results, dataset if dataset in ("dev", "test") else None)] + scatters
+        yield [status, _table(results), bar_chart(results, dataset if dataset in ("dev", "test") else None),
+               *map(dict, scatters)]
 
 
 def table_rows(table) -> dict:
