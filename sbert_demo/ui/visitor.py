@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 import secrets
 
+from starlette.requests import cookie_parser
+
 from ..config import settings
 from .bodies import scope_headers
 
@@ -55,11 +57,6 @@ def address(request) -> str:
     return peer
 
 
-def _cookies(header: str) -> dict[str, str]:
-    pairs = (part.strip().partition("=") for part in header.split(";"))
-    return {name: value for name, _, value in pairs if name}
-
-
 def set_cookie(secure: bool) -> bytes:
     """A new visitor's Set-Cookie header value."""
     where = "SameSite=None; Secure; Partitioned" if secure else "SameSite=Lax"
@@ -78,7 +75,7 @@ class VisitorCookie:
             await self.app(scope, receive, send)
             return
         headers = scope_headers(scope)
-        if TOKEN.fullmatch(_cookies(headers.get("cookie", "")).get(COOKIE, "")):
+        if TOKEN.fullmatch(cookie_parser(headers.get("cookie", "")).get(COOKIE, "")):
             await self.app(scope, receive, send)
             return
         secure = scope.get("scheme") == "https" or headers.get("x-forwarded-proto", "").split(",")[0].strip() == "https"
