@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import subprocess
@@ -24,6 +25,7 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
+from conftest import raw_post
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -249,21 +251,10 @@ def test_a_streamed_one_and_a_half_gigabyte_body_leaves_memory_where_it_was(publ
                 time.sleep(0.2)
         before = _rss_mb(server.pid)
         chunk = b"0," * (1 << 19)  # 1 MB of "0,"
-        head = (f"POST /atlas/api/{published.id}/selection HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                "Transfer-Encoding: chunked\r\n\r\n").encode()
-        sent = 0
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
-            connection.sendall(head + b"%x\r\n%s\r\n" % (len(b'{"rows": ['), b'{"rows": ['))
-            try:
-                while sent < 1536 * 2**20:
-                    connection.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
-                    sent += len(chunk)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # refused mid-body: the server stopped reading
-            connection.settimeout(30)
-            answer = connection.recv(4096)
+        body = itertools.chain([b'{"rows": ['], itertools.repeat(chunk, 1536))  # 1.5 GB, one chunk held at a time
+        status, answer = raw_post(f"http://127.0.0.1:{port}/atlas/api/{published.id}/selection", body)
         after = _rss_mb(server.pid)
-        assert b" 413 " in answer.split(b"\r\n")[0], answer[:200]
+        assert status == 413 and "too large" in answer["error"], (status, answer)
         assert after - before < 100, f"the server grew from {before:.0f} to {after:.0f} MB"
     finally:
         server.kill()

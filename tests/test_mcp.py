@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import raw_post
 
 pytestmark = pytest.mark.slow
 TOOLS = "compare_sentences,sts_spearman,available_models"
@@ -93,40 +94,6 @@ def test_bad_arguments_get_the_pages_sentences(mcp_url: str, tool: str, argument
 
 
 
-def post(url: str, body: bytes | list[bytes], declared: int | None = None) -> tuple[int, dict]:
-    """POST to the app over a plain socket: ``body`` whole (with its length, or ``declared``), or a list of
-    chunks with chunked transfer encoding; the status and its JSON answer. The server may stop reading early."""
-    import select
-    import socket
-    from urllib.parse import urlsplit
-
-    where = urlsplit(url)
-    chunked = isinstance(body, list)
-    length = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {declared or len(body)}"
-    head = (f"POST {where.path} HTTP/1.1\r\nHost: {where.netloc}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\nConnection: close\r\n{length}\r\n\r\n").encode()
-    pieces = [b"%x\r\n%s\r\n" % (len(c), c) for c in body] + [b"0\r\n\r\n"] if chunked else [body]
-    answer = b""
-    with socket.create_connection((where.hostname, where.port), timeout=60) as connection:
-        try:
-            connection.sendall(head)
-            for piece in pieces:
-                connection.sendall(piece)
-                if select.select([connection], [], [], 0)[0]:
-                    break  # answered before the body was whole
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # refused mid-body: the server stopped reading
-        try:
-            while data := connection.recv(65536):
-                answer += data
-        except ConnectionResetError:
-            pass  # the server dropped what it had not read, after its answer
-    assert answer, "the app closed the connection without an answer"
-    status_line, _, rest = answer.partition(b"\r\n")
-    payload = rest.partition(b"\r\n\r\n")[2]
-    return int(status_line.split()[1]), json.loads(payload or b"{}")
-
-
 def test_hostile_bodies_to_the_running_apps_mcp_get_sentences_and_it_keeps_serving(mcp_url: str) -> None:
     """The launched app's MCP endpoint, behind BodyGuard: a JSON-RPC request nested 50,000 deep (an HTTP 500 from
     Gradio's MCP transport before), a body past 8 MB sent in chunks with no length, and one that declares it;
@@ -134,12 +101,12 @@ def test_hostile_bodies_to_the_running_apps_mcp_get_sentences_and_it_keeps_servi
     from sbert_demo.ui.bodies import GUARDED_BYTES, MAX_DEPTH
 
     deep = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
-    status, answer = post(mcp_url, deep)
+    status, answer = raw_post(mcp_url, deep)
     assert status == 400 and f"nests deeper than {MAX_DEPTH} levels" in answer["error"], (status, answer)
     chunks = [b" " * (1 << 18)] * (GUARDED_BYTES // (1 << 18) + 8)  # 10 MB in pieces of 256 KB
-    status, answer = post(mcp_url, chunks)
+    status, answer = raw_post(mcp_url, chunks)
     assert status == 413 and "larger than 8 MB" in answer["error"], (status, answer)
-    status, answer = post(mcp_url, b"{}", declared=50 * GUARDED_BYTES)
+    status, answer = raw_post(mcp_url, b"{}", declared=50 * GUARDED_BYTES)
     assert status == 413 and "larger than 8 MB" in answer["error"], (status, answer)
 
     async def listed(client):
