@@ -105,6 +105,27 @@ def test_app_builds_without_launching_and_names_each_tabs_main_action() -> None:
     assert demo._queue.ANAYLTICS_CACHE_FREQUENCY >= 1000
 
 
+def test_a_change_that_fires_twice_still_leaves_its_answer() -> None:
+    """An upload routed from the sentence box into Explore → Corpus map fires the file's .change twice (set by
+    the handler, then again when the tab mounts the file). The card must end with the file's description:
+    its handler runs straight from the triggers, again for the last value, and no step that empties a box
+    is chained before a handler that writes the same box (its empty answer could land after the handler's)."""
+    demo = build_app(warm_up=False)
+    card = next(block for block in demo.blocks.values() if getattr(block, "elem_id", None) == "corpus-card")
+    writers = {fn.name: fn for fn in demo.fns.values() if any(output is card for output in fn.outputs)}
+    assert "clear_failure" not in writers, sorted(writers)
+    assert {event for _, event in writers["inspect_file"].targets} == {"input", "change"}
+    assert writers["inspect_file"].trigger_mode == "always_last"
+    chained = [(demo.fns[fn.trigger_after], fn) for fn in demo.fns.values() if fn.trigger_after is not None]
+    clears = [(before, after) for before, after in chained if before.name == "clear_failure" and not
+              (after.trigger_only_on_failure or after.trigger_only_on_success)]
+    assert len(clears) >= 5  # the Run buttons keep their failure box apart from their results
+    for before, after in clears:
+        assert not {o._id for o in before.outputs} & {o._id for o in after.outputs}, after.name
+        changes = any(event in ("change", "key_up") for _, event in before.targets)
+        assert after.trigger_mode == ("always_last" if changes else "once"), after.name
+
+
 def test_start_up_does_not_wait_for_the_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
     import time

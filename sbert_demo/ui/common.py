@@ -81,6 +81,9 @@ def clear_failure() -> str:
 QUIET = {"queue": False, "show_progress": "hidden", "api_visibility": "private"}
 
 
+CHANGES = ("change", "key_up")  # the events whose listeners Gradio runs again for the last value ("always_last")
+
+
 def reveal_js(elem_id: str) -> str:
     """Client-side step that scrolls ``#elem_id`` into view unless it is on screen already (``page.js``)."""
     return f"() => window.sbertDemoReveal({elem_id!r})"  # a call into page.js, whose function it is
@@ -96,9 +99,22 @@ def action(triggers: Iterable, fn: Callable, inputs, outputs, *, failures_to: gr
     elem_id of the result, scrolled into view when ``fn`` succeeds, so a long run's result is not
     left below the fold. Returns the dependency of ``fn`` (its ``api_name`` is the endpoint, as with
     a plain listener).
+
+    A trigger that fires twice must still leave the last answer on the page: Gradio fires a ``.change``
+    again when the component mounts with the value a handler set (a File routed into a tab not shown
+    yet), and a chained step is skipped while its previous run is pending. So a chain started by a
+    change runs ``fn`` once more after the pending run ("always_last", as Gradio's own ``.change``
+    does), and where ``failures_to`` is one of the outputs ``fn`` runs at once: its answer replaces the
+    box, and no empty string from a second trigger's clearing can land after it.
     """
-    started = gr.on(list(triggers), clear_failure, None, failures_to, **QUIET)
-    event = started.then(failures_inline(fn), inputs, outputs, **listener)
+    triggers = list(triggers)
+    if any(getattr(trigger, "event_name", "") in CHANGES for trigger in triggers):
+        listener.setdefault("trigger_mode", "always_last")
+    if any(output is failures_to for output in (outputs if isinstance(outputs, (list, tuple)) else [outputs])):
+        event = gr.on(triggers, failures_inline(fn), inputs, outputs, **listener)
+    else:
+        started = gr.on(triggers, clear_failure, None, failures_to, **QUIET)
+        event = started.then(failures_inline(fn), inputs, outputs, **listener)
     event.failure(last_failure, None, failures_to, **QUIET)
     if reveal:
         event.success(None, js=reveal_js(reveal), **QUIET)
