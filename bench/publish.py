@@ -18,6 +18,12 @@ sentences, a static model and MiniLM, with search):
   **recall@10** — the page's ten (its own query vector, sign bits then int8 rescoring) against exact fp32
   search with the same model (fp32 corpus vectors and query) (>= 0.95).
 
+Past 100,000 sentences the issue's budgets for a million apply: published in <= 5 min from the finished map,
+the folder <= 600 MB, first paint <= 5 s, a query <= 1.5 s with either model, recall@10 >= 0.90 (the bytes
+before the first paint and the first answer are printed without a budget). ``--keep FOLDER`` works in that
+folder instead of a temporary one: the map, its shards and the published site stay, and a second run opens
+the map again instead of embedding a million sentences again.
+
 Prints the CPU first: the numbers belong to it.
 """
 
@@ -40,6 +46,17 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 CHROMIUM = "/usr/bin/chromium"
+# the issue's budgets: 100,000 sentences with search, and a million (None: printed, no budget)
+BUDGETS = {100_000: dict(publish_s=None, folder=100e6, paint_s=3, before_paint=10e6, before_answer=40e6,
+                         static_ms=300, wasm_ms=1000, recall=0.95),
+           1_000_000: dict(publish_s=300, folder=600e6, paint_s=5, before_paint=None, before_answer=None,
+                           static_ms=1500, wasm_ms=1500, recall=0.90)}
+
+
+def budget_row(what: str, value: float, shown: str, limit: float | None, unit: str) -> str:
+    if limit is None:
+        return f"{what}: {shown} | no budget at this size"
+    return f"{what}: {shown} | budget {limit:g} {unit}: {'met' if value <= limit else 'NOT met'}"
 
 
 def shipped_sentences(limit: int, extra: Path | None) -> list[str]:
@@ -138,73 +155,114 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--corpus", type=Path, default=Path.home() / ".cache" / "sbert-demo" / "bench-corpus",
                         help="scripts/build_corpus.py's folder: sentences past those in data/")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="work in this folder (the map and the site stay; a second run opens the map again)")
     args = parser.parse_args()
 
     from encode import cpu_line
-
-    from sbert_demo.config import SHIPPED_DATA
-    from sbert_demo.corpus.large_map import map_large_corpus
-    from sbert_demo.corpus.sources import LargeCorpus
-    from sbert_demo.data.benchmarks import sts_split
-    from sbert_demo.encoding.encoder import encode
-    from sbert_demo.explore.prepare import link_prepared
-    from sbert_demo.publish.site import publish_map
 
     print(cpu_line(), flush=True)
     sentences = shipped_sentences(args.sentences, args.corpus if args.corpus.is_dir() else None)
     keys = [k.strip() for k in args.models.split(",")]
     print(f"{len(sentences):,} distinct sentences (asked for {args.sentences:,}); models {', '.join(keys)}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="sbert-publish-") as folder:
-        import os
+    budget = BUDGETS[100_000 if len(sentences) <= 100_000 else 1_000_000]
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        run(sentences, keys, args.queries, args.keep, budget)
+    else:
+        with tempfile.TemporaryDirectory(prefix="sbert-publish-") as folder:
+            run(sentences, keys, args.queries, Path(folder), budget)
 
-        link_prepared(Path(folder) / "cache")
-        os.environ["SBERT_DEMO_CACHE"] = str(Path(folder) / "cache")
-        from sbert_demo.config import reload_settings
 
-        reload_settings()
+def exact_ten(key: str, sentences: list[str], queries: list[str], folder: Path) -> list[list[int]]:
+    """Each query's ten nearest sentences by exact fp32 search with ``key`` (fp32 vectors and query), kept in
+    ``folder`` for the same model, sentences and queries (a second run with ``--keep`` reads them: a million
+    sentences take half an hour in fp32 on two cores)."""
+    import hashlib
+
+    from sbert_demo.encoding.encoder import encode
+
+    digest = hashlib.sha256("\n".join([key, *sentences, "", *queries]).encode("utf-8")).hexdigest()[:24]
+    kept = folder / f"exact-{digest}.npy"
+    if kept.is_file():
+        return np.load(kept).tolist()
+    started = time.perf_counter()
+    vectors = np.concatenate([encode(key, sentences[start : start + 50_000], precision="fp32", use_cache=False)
+                              .embeddings for start in range(0, len(sentences), 50_000)])  # encode's limit a call
+    exact = np.array([np.argsort(-(vectors @ q), kind="stable")[:10]
+                      for q in encode(key, queries, precision="fp32", use_cache=False).embeddings])
+    np.save(kept, exact)
+    print(f"exact fp32 search over {len(sentences):,} sentences with {key}: {time.perf_counter() - started:,.0f} s",
+          flush=True)
+    return exact.tolist()
+
+
+def run(sentences: list[str], keys: list[str], n_queries: int, folder: Path, budget: dict) -> None:
+    import os
+    import shutil
+
+    from sbert_demo.config import SHIPPED_DATA, reload_settings
+    from sbert_demo.corpus.large_map import map_large_corpus
+    from sbert_demo.corpus.sources import LargeCorpus
+    from sbert_demo.data.benchmarks import sts_split
+    from sbert_demo.explore.prepare import link_prepared
+    from sbert_demo.publish.site import publish_map
+
+    link_prepared(folder / "cache")
+    os.environ["SBERT_DEMO_CACHE"] = str(folder / "cache")
+    reload_settings()
+    started = time.perf_counter()
+    result = map_large_corpus(LargeCorpus("bench", sentences, None), keys, 20)
+    print(f"mapped in {time.perf_counter() - started:,.0f} s", flush=True)
+    from sbert_demo.atlas.store import publish
+
+    atlas = publish(result)
+    shutil.rmtree(folder / "site", ignore_errors=True)
+    started = time.perf_counter()
+    site = publish_map(atlas, folder / "site")
+    publish_s = time.perf_counter() - started
+    print(budget_row("publish from the finished map", publish_s, f"{publish_s:,.0f} s", budget["publish_s"], "s"),
+          flush=True)
+    if len(keys) > 1:  # the models' neighbour graphs (shared neighbours) are kept with the map: a second publish
         started = time.perf_counter()
-        result = map_large_corpus(LargeCorpus("bench", sentences, None), keys, 20)
-        print(f"mapped in {time.perf_counter() - started:,.0f} s", flush=True)
-        from sbert_demo.atlas.store import publish
-
-        atlas = publish(result)
-        started = time.perf_counter()
-        site = publish_map(atlas, Path(folder) / "site")
-        publish_s = time.perf_counter() - started
-        print(f"publish: {publish_s:,.0f} s | {site.describe()} | budget 100 MB: "
-              f"{'met' if site.bytes <= 100e6 else 'NOT met'}", flush=True)
-        meta = json.loads((site.folder / "data" / "meta.json").read_text(encoding="utf-8"))
-        engines = {m: json.loads((site.folder / "search" / str(m) / "tokenizer.json").read_text(encoding="utf-8"))["engine"]
-                   for m in meta["search"]}
-        dev = sts_split("dev", SHIPPED_DATA)
-        queries = list(dict.fromkeys(dev.sentences1))[:args.queries]
-        url, server = static_server(site.folder)
-        try:
-            seen = in_chromium(url, atlas.n, meta["search"], queries)
-        finally:
-            server.terminate()
-        recalls = {}
-        for m in meta["search"]:  # the page's ten against exact fp32 search (fp32 vectors, fp32 query)
-            key = atlas.models[m]["key"]
-            vectors = np.concatenate([encode(key, sentences[start : start + 50_000], precision="fp32").embeddings
-                                      for start in range(0, len(sentences), 50_000)])  # encode's limit a call
-            exact = [set(np.argsort(-(vectors @ q), kind="stable")[:10].tolist())
-                     for q in encode(key, queries, precision="fp32").embeddings]
-            recalls[m] = float(np.mean([len(e & set(rows)) / 10 for e, rows in zip(exact, seen["models"][m]["rows"])]))
-    rows = [("first paint", f"{seen['paint_s']:.2f} s", "3 s", seen["paint_s"] <= 3),
-            ("downloaded before the first paint", f"{seen['before_paint'] / 1e6:.1f} MB", "10 MB",
-             seen["before_paint"] <= 10e6)]
+        shutil.rmtree(folder / "site-again", ignore_errors=True)
+        publish_map(atlas, folder / "site-again")
+        again_s = time.perf_counter() - started
+        shutil.rmtree(folder / "site-again", ignore_errors=True)
+        print(budget_row("publish again, the neighbour graphs kept", again_s, f"{again_s:,.0f} s", budget["publish_s"],
+                         "s"), flush=True)
+    print(f"the folder: {site.describe()} | budget {budget['folder'] / 1e6:g} MB: "
+          f"{'met' if site.bytes <= budget['folder'] else 'NOT met'}", flush=True)
+    meta = json.loads((site.folder / "data" / "meta.json").read_text(encoding="utf-8"))
+    engines = {m: json.loads((site.folder / "search" / str(m) / "tokenizer.json").read_text(encoding="utf-8"))["engine"]
+               for m in meta["search"]}
+    dev = sts_split("dev", SHIPPED_DATA)
+    queries = list(dict.fromkeys(dev.sentences1))[:n_queries]
+    url, server = static_server(site.folder)
+    try:
+        seen = in_chromium(url, atlas.n, meta["search"], queries)
+    finally:
+        server.terminate()
+    recalls = {}
+    for m in meta["search"]:  # the page's ten against exact fp32 search (fp32 vectors, fp32 query)
+        exact = exact_ten(atlas.models[m]["key"], sentences, queries, folder)
+        recalls[m] = float(np.mean([len(set(e) & set(rows)) / 10 for e, rows in zip(exact, seen["models"][m]["rows"])]))
+    lines = [budget_row("first paint", seen["paint_s"], f"{seen['paint_s']:.2f} s", budget["paint_s"], "s"),
+             budget_row("downloaded before the first paint", seen["before_paint"] / 1e6,
+                        f"{seen['before_paint'] / 1e6:.1f} MB", budget["before_paint"] and budget["before_paint"] / 1e6,
+                        "MB")]
     for m, model in seen["models"].items():
         key = atlas.models[m]["key"]
-        limit_ms = 300 if engines[m] == "static" else 1000  # the issue's budgets: a static model, MiniLM in wasm
-        rows += [(f"downloaded before the first answer ({key})", f"{model['before_answer'] / 1e6:.1f} MB", "40 MB",
-                  model["before_answer"] <= 40e6),
-                 (f"a query to its ten results ({key}, median of {len(queries)})",
-                  f"{model['query_ms']:.0f} ms (p95 {model['query_p95_ms']:.0f})", f"{limit_ms} ms",
-                  model["query_ms"] <= limit_ms),
-                 (f"recall@10 against exact fp32 search ({key})", f"{recalls[m]:.3f}", "0.95", recalls[m] >= 0.95)]
-    for what, value, budget, met in rows:
-        print(f"{what}: {value} | budget {budget}: {'met' if met else 'NOT met'}", flush=True)
+        limit_ms = budget["static_ms"] if engines[m] == "static" else budget["wasm_ms"]  # a static model; MiniLM in wasm
+        lines += [budget_row(f"downloaded before the first answer ({key})", model["before_answer"] / 1e6,
+                             f"{model['before_answer'] / 1e6:.1f} MB",
+                             budget["before_answer"] and budget["before_answer"] / 1e6, "MB"),
+                  budget_row(f"a query to its ten results ({key}, median of {len(queries)})", model["query_ms"],
+                             f"{model['query_ms']:.0f} ms (p95 {model['query_p95_ms']:.0f})", limit_ms, "ms"),
+                  f"recall@10 against exact fp32 search ({key}): {recalls[m]:.3f} | budget {budget['recall']:g}: "
+                  f"{'met' if recalls[m] >= budget['recall'] else 'NOT met'}"]
+    for line in lines:
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ are shipped compactly, as sentence-transformers' embedding quantisation does:
 * ``bits.u8``: one bit a dimension (the sign), fetched with the first query: a first pass scores every
   sentence by the float query against its signs and keeps :data:`CANDIDATES`;
 * the candidates are scored again (rescoring) and the best :data:`TOP` kept, from files fetched by chunks of
-  :data:`ROWS_CHUNK` sentences, only for the candidates: a transformer's vectors in int8 (``rows/<c>.i8`` +
-  ``row-scales.f32``); a static model's sentences as token ids (``tokens/<c>.u16``), which the page embeds as it
+  :data:`ROWS_CHUNK` sentences, only for the candidates: a transformer's vectors in int8 (``rows/<c>.i8``,
+  scored by cosine with the int8 row itself, so no scale is shipped); a static model's sentences as token ids (``tokens/<c>.u16``), which the page embeds as it
   embeds the query (a tenth of the bytes, and the query's own vectors: no quantisation between them).
 
 :func:`search_like_the_page` runs the same two passes in numpy (:func:`recall_at`: recall@10 against exact fp32
@@ -253,15 +253,17 @@ def first_download(site: Path, m: int) -> int:
 
 
 def write_rows(vectors: np.ndarray, out: Path) -> None:
-    """The corpus's vectors in int8 for rescoring: ``rows/<c>.i8`` (:data:`ROWS_CHUNK` a file) and
-    ``row-scales.f32``."""
-    write_chunks(*int8_rows(vectors), out / "rows", out / "row-scales.f32")
+    """The corpus's vectors in int8 for rescoring: ``rows/<c>.i8`` (:data:`ROWS_CHUNK` a file). No scales: the
+    page scores a candidate by the cosine of the query with its int8 row (a row's scale divides out), 4 bytes a
+    sentence fewer (4 MB at a million)."""
+    write_chunks(int8_rows(vectors)[0], None, out / "rows", None)
 
 
-def write_chunks(rows: np.ndarray, scales: np.ndarray, folder: Path, scales_file: Path) -> None:
+def write_chunks(rows: np.ndarray, scales: np.ndarray | None, folder: Path, scales_file: Path | None) -> None:
     """int8 ``rows`` by files of :data:`ROWS_CHUNK` (``folder/<c>.i8``, what the page fetches when it needs a
-    row) and their ``scales`` in one file (little-endian float32)."""
-    scales.astype("<f4").tofile(scales_file)
+    row) and, where given, their ``scales`` in one file (little-endian float32)."""
+    if scales is not None and scales_file is not None:
+        scales.astype("<f4").tofile(scales_file)
     folder.mkdir()
     for start in range(0, len(rows), ROWS_CHUNK):
         rows[start : start + ROWS_CHUNK].tofile(folder / f"{start // ROWS_CHUNK}.i8")
@@ -305,9 +307,11 @@ def search_like_the_page(query: np.ndarray, bits: np.ndarray, rescored: np.ndarr
 
 
 def dequantised(vectors: np.ndarray) -> np.ndarray:
-    """``vectors`` as the page rescores a transformer's: its int8 rows times their scales."""
-    rows, scales = int8_rows(vectors)
-    return rows.astype(np.float32) * scales[:, None]
+    """``vectors`` as the page rescores a transformer's: its int8 rows, normalised (the query's dot product with
+    one is their cosine)."""
+    rows = int8_rows(vectors)[0].astype(np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1, norms)
 
 
 def recall_at(vectors: np.ndarray, queries: np.ndarray, rescored: np.ndarray | None = None, top: int = TOP) -> float:

@@ -182,12 +182,11 @@
     return found;
   }
 
-  function corpus(m, n) {  // model m with the corpus's signs (and a transformer's row scales), fetched once
+  function corpus(m, n) {  // model m with the corpus's signs, fetched once
     return window.atlasSite.once(corpora, m, async () => {
       const found = await model(m);
-      const [bits, rowScales] = await Promise.all([found.get("bits.u8", Uint8Array, n * found.bytes),
-        found.engine === "graph" ? found.get("row-scales.f32", Float32Array, n) : null]);
-      return Object.assign(found, { bits, rowScales, n });
+      const bits = await found.get("bits.u8", Uint8Array, n * found.bytes);
+      return Object.assign(found, { bits, n });
     });
   }
 
@@ -207,13 +206,17 @@
       ? model.get(`rows/${chunk}.i8`, Int8Array, count * model.dimension) : tokens(model, chunk, count)));
   }
 
-  function rescore(model, chunk, row, query) {  // a candidate's score: its int8 row, or its tokens embedded
+  function rescore(model, chunk, row, query) {  // a candidate's cosine: its int8 row, or its tokens embedded
     const d = model.dimension;
     let dot = 0;
     if (model.engine === "graph") {
       const base = (row % ROWS_CHUNK) * d;
-      for (let j = 0; j < d; j++) dot += chunk[base + j] * query[j];
-      return dot * model.rowScales[row];
+      let norm = 0;
+      for (let j = 0; j < d; j++) {
+        dot += chunk[base + j] * query[j];
+        norm += chunk[base + j] * chunk[base + j];
+      }
+      return norm > 0 ? dot / Math.sqrt(norm) : 0;
     }
     const vector = embedIds(chunk[row % ROWS_CHUNK], model);
     for (let j = 0; j < d; j++) dot += vector[j] * query[j];
