@@ -12,6 +12,8 @@ computed steps run, and in ``test_audience_browser.py`` (step 8, the room's boar
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_browser import ARTIFACTS, choose_models
 
@@ -260,3 +262,44 @@ def test_on_a_phone_result_tables_are_cards_with_every_column_on_screen(browser,
     page.locator("#models-cards").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "screen-phone-390-models.png"))
     context.close()
+
+
+@pytest.mark.parametrize("slowest_s", [1e7, 3e7, 1e8, 1e9])
+def test_the_talks_cost_step_keeps_its_subtitle_clear_of_the_top_tick_at_any_measured_rate(browser, slowest_s) -> None:
+    """The talk's step 6 (the cost argument) on a projector and a laptop: its y axis follows the rates this
+    machine measured, and where they put a tick at the plot's top edge its label ("10^8") ran into the
+    subtitle in large type. Drawn by plotly.js with every range the rates may give, nothing overlaps."""
+    from pathlib import Path
+
+    import numpy as np
+    import plotly
+
+    from sbert_demo.benchmark.plots import cost_plot
+    from sbert_demo.talk import slides
+
+    sizes = np.logspace(2, 6, 30)
+    curve = {"n": sizes.tolist(), "cross_encoder": (slowest_s * (sizes / sizes[-1]) ** 2).tolist(),
+             "bi_encoder": (sizes / 300).tolist(), "retrieve_rerank": (0.01 + sizes / 1e7).tolist()}
+
+    class Report:  # what the talk's cost step reads of a cost report
+        n, cpu, ratio = 10_000, "AMD EPYC (AVX-512, 2 cores)", 1_080.0
+        cross_encoder = {"extrapolated_s": slowest_s * 1e-4}
+        bi_encoder = {"total_s": 33.0}
+        rerank = {"retrieve_s": 0.01, "rerank_s": 0.2}
+
+        @staticmethod
+        def curve():
+            return curve
+
+    figure = slides._cost(Report(), slides.SCREEN).left
+    plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+    probe = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
+    for width, height in ((1366, 768), (1280, 720)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        page.set_content(f"<div id='talk-left' style='width:{width - 40}px'><div id='figure'></div></div>"
+                         f"<script>{plotly_js}</script>")
+        page.evaluate("f => Plotly.newPlot('figure', f.data, f.layout)", json.loads(figure.to_json()))
+        assert page.evaluate("document.querySelectorAll('#figure .ytick').length") >= 3
+        assert page.evaluate(probe) == [], (width, slowest_s)
+        context.close()

@@ -151,7 +151,9 @@ def _cost(report, layout: str) -> Slide:
                                          f"{report.bi_encoder['total_s']:.1f} s ({report.ratio:,.0f}x)"))
     figure = _fit(figure, layout)
     if layout == SCREEN:
-        figure.update_layout(margin=dict(r=30, b=130))  # the legend under the plot
+        # the legend under the plot; above it the title and subtitle in large type, clear of the y axis's top tick
+        # label (a tick at the plot's top edge, as the measured rates may put one, reaches half a line above it)
+        figure.update_layout(margin=dict(r=30, b=130, t=115))
     return Slide(figure)
 
 
