@@ -243,26 +243,24 @@ def run(sentences: list[str], keys: list[str], n_queries: int, folder: Path, bud
         seen = in_chromium(url, atlas.n, meta["search"], queries)
     finally:
         server.terminate()
-    recalls = {}
-    for m in meta["search"]:  # the page's ten against exact fp32 search (fp32 vectors, fp32 query)
-        exact = exact_ten(atlas.models[m]["key"], sentences, queries, folder)
-        recalls[m] = float(np.mean([len(set(e) & set(rows)) / 10 for e, rows in zip(exact, seen["models"][m]["rows"])]))
-    lines = [budget_row("first paint", seen["paint_s"], f"{seen['paint_s']:.2f} s", budget["paint_s"], "s"),
-             budget_row("downloaded before the first paint", seen["before_paint"] / 1e6,
-                        f"{seen['before_paint'] / 1e6:.1f} MB", budget["before_paint"] and budget["before_paint"] / 1e6,
-                        "MB")]
+    # what the browser measured, printed at once; then each model's recall (an exact fp32 pass over the corpus)
+    print(budget_row("first paint", seen["paint_s"], f"{seen['paint_s']:.2f} s", budget["paint_s"], "s"), flush=True)
+    print(budget_row("downloaded before the first paint", seen["before_paint"] / 1e6, f"{seen['before_paint'] / 1e6:.1f} MB",
+                     budget["before_paint"] and budget["before_paint"] / 1e6, "MB"), flush=True)
     for m, model in seen["models"].items():
         key = atlas.models[m]["key"]
         limit_ms = budget["static_ms"] if engines[m] == "static" else budget["wasm_ms"]  # a static model; MiniLM in wasm
-        lines += [budget_row(f"downloaded before the first answer ({key})", model["before_answer"] / 1e6,
-                             f"{model['before_answer'] / 1e6:.1f} MB",
-                             budget["before_answer"] and budget["before_answer"] / 1e6, "MB"),
-                  budget_row(f"a query to its ten results ({key}, median of {len(queries)})", model["query_ms"],
-                             f"{model['query_ms']:.0f} ms (p95 {model['query_p95_ms']:.0f})", limit_ms, "ms"),
-                  f"recall@10 against exact fp32 search ({key}): {recalls[m]:.3f} | budget {budget['recall']:g}: "
-                  f"{'met' if recalls[m] >= budget['recall'] else 'NOT met'}"]
-    for line in lines:
-        print(line, flush=True)
+        print(budget_row(f"downloaded before the first answer ({key})", model["before_answer"] / 1e6,
+                         f"{model['before_answer'] / 1e6:.1f} MB", budget["before_answer"] and budget["before_answer"] / 1e6,
+                         "MB"), flush=True)
+        print(budget_row(f"a query to its ten results ({key}, median of {len(queries)})", model["query_ms"],
+                         f"{model['query_ms']:.0f} ms (p95 {model['query_p95_ms']:.0f})", limit_ms, "ms"), flush=True)
+    for m, model in seen["models"].items():  # the page's ten against exact fp32 search (fp32 vectors, fp32 query)
+        key = atlas.models[m]["key"]
+        exact = exact_ten(key, sentences, queries, folder)
+        recall = float(np.mean([len(set(e) & set(rows)) / 10 for e, rows in zip(exact, model["rows"])]))
+        print(f"recall@10 against exact fp32 search ({key}): {recall:.3f} | budget {budget['recall']:g}: "
+              f"{'met' if recall >= budget['recall'] else 'NOT met'}", flush=True)
 
 
 if __name__ == "__main__":
