@@ -21,8 +21,8 @@ are shipped compactly, as sentence-transformers' embedding quantisation does:
   sentence by the float query against its signs and keeps :data:`CANDIDATES`;
 * the candidates are scored again (rescoring) and the best :data:`TOP` kept, from files fetched by chunks of
   :data:`ROWS_CHUNK` sentences, only for the candidates: a transformer's vectors in int8 (``rows/<c>.i8``,
-  scored by cosine with the int8 row itself, so no scale is shipped); a static model's sentences as token ids (``tokens/<c>.u16``), which the page embeds as it
-  embeds the query (a tenth of the bytes, and the query's own vectors: no quantisation between them).
+  scored by cosine with the int8 row itself, so no scale is shipped); a static model's sentences as token ids
+  (``tokens/<c>.u16``), which the page embeds as it embeds the query (a tenth of the bytes, and the query's own vectors: no quantisation between them).
 
 :func:`search_like_the_page` runs the same two passes in numpy (:func:`recall_at`: recall@10 against exact fp32
 search); ``bench/publish.py`` measures the page's own answers against exact fp32 search.
@@ -171,7 +171,8 @@ def web_graph(source: Path, out: Path) -> tuple[dict, int]:
     node = tables[0]
     weights = {init.name: init for init in graph.initializer}
     rows, scales = (numpy_helper.to_array(weights[name]) for name in node.input[:2])
-    write_chunks(rows, scales, out / "words", out / "word-scales.f32")
+    scales.astype("<f4").tofile(out / "word-scales.f32")
+    write_chunks(rows, out / "words")
     for name in node.input:
         graph.initializer.remove(weights[name])
     graph.node.remove(node)
@@ -256,14 +257,12 @@ def write_rows(vectors: np.ndarray, out: Path) -> None:
     """The corpus's vectors in int8 for rescoring: ``rows/<c>.i8`` (:data:`ROWS_CHUNK` a file). No scales: the
     page scores a candidate by the cosine of the query with its int8 row (a row's scale divides out), 4 bytes a
     sentence fewer (4 MB at a million)."""
-    write_chunks(int8_rows(vectors)[0], None, out / "rows", None)
+    write_chunks(int8_rows(vectors)[0], out / "rows")
 
 
-def write_chunks(rows: np.ndarray, scales: np.ndarray | None, folder: Path, scales_file: Path | None) -> None:
+def write_chunks(rows: np.ndarray, folder: Path) -> None:
     """int8 ``rows`` by files of :data:`ROWS_CHUNK` (``folder/<c>.i8``, what the page fetches when it needs a
-    row) and, where given, their ``scales`` in one file (little-endian float32)."""
-    if scales is not None and scales_file is not None:
-        scales.astype("<f4").tofile(scales_file)
+    row)."""
     folder.mkdir()
     for start in range(0, len(rows), ROWS_CHUNK):
         rows[start : start + ROWS_CHUNK].tofile(folder / f"{start // ROWS_CHUNK}.i8")
