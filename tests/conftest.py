@@ -375,41 +375,24 @@ def train_form(default_output: str, **changes) -> list:
     return [values[name] for name in train_tab.FORM_FIELDS]
 
 
-def raw_post(url: str, body: bytes | Iterable[bytes], declared: int | None = None) -> tuple[int, dict]:
-    """POST to a running app over a plain socket: ``body`` whole (with its length, or ``declared``), or an iterable
-    of chunks sent one by one with chunked transfer encoding (never held together: a 1.5 GB body costs a chunk);
-    the status and its JSON answer. Sending stops once the app has answered (it may refuse before the end)."""
-    import itertools
-    import json
-    import select
-    import socket
-    from urllib.parse import urlsplit
+def script(name: str):
+    """``scripts/<name>.py`` as a module (the scripts are no package)."""
+    import importlib.util
 
-    where = urlsplit(url)
-    chunked = not isinstance(body, bytes)
-    length = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {declared or len(body)}"
-    head = (f"POST {where.path} HTTP/1.1\r\nHost: {where.netloc}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\nConnection: close\r\n{length}\r\n\r\n").encode()
-    pieces = (b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in itertools.chain(body, [b""])) if chunked else iter([body])
-    answer = b""
-    with socket.create_connection((where.hostname, where.port), timeout=60) as connection:
-        try:
-            connection.sendall(head)
-            for piece in pieces:
-                connection.sendall(piece)
-                if select.select([connection], [], [], 0)[0]:
-                    break  # answered before the body was whole
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # refused mid-body: the server stopped reading
-        try:
-            while data := connection.recv(65536):
-                answer += data
-        except ConnectionResetError:
-            pass  # the server dropped what it had not read, after its answer
-    assert answer, "the app closed the connection without an answer"
-    status_line, _, rest = answer.partition(b"\r\n")
-    payload = rest.partition(b"\r\n\r\n")[2]
-    return int(status_line.split()[1]), json.loads(payload or b"{}")
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def raw_post(url: str, body: bytes | Iterable[bytes], declared: int | None = None) -> tuple[int, dict]:
+    """POST to a running app over a plain socket (``scripts/hostile.py``'s ``raw_post``: ``body`` whole, with its
+    length or ``declared``, or chunks never held together); the status and its JSON answer."""
+    import json
+
+    status, answer = script("hostile").raw_post(url, body, declared)
+    assert status, "the app closed the connection without an answer"
+    return status, json.loads(answer or "{}")
 
 
 def write_tiny_sts(folder: Path) -> Path:

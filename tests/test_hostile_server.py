@@ -141,7 +141,8 @@ def test_configs_and_splits_are_names(value: str, words: str, hub_plays_reachabl
 
 def test_offline_a_hub_id_says_the_hub_is_needed() -> None:
     message = refused_dataset("sentence-transformers/stsb")
-    assert "cannot be reached" in message
+    # a visitor is told what the page offers, not the command line's flags
+    assert "cannot be reached" in message and "upload the corpus as a file" in message and "--" not in message
 
 
 def test_folders_under_the_operators_roots_are_read_and_nothing_else(tmp_path: Path, isolated,
@@ -153,6 +154,9 @@ def test_folders_under_the_operators_roots_are_read_and_nothing_else(tmp_path: P
     monkeypatch.setenv("SBERT_DEMO_DATASET_ROOTS", f"{root}{os.pathsep}{isolated.cache_dir}")
     reload_settings()
     assert len(read_dataset(str(root / "talks"))) == 30
+    # a folder of data files there is read here too, with no Hub (it said the Hub could not be reached)
+    notes = read_dataset(str(csv_folder(root / "notes")))
+    assert len(notes) == 30 and "private server note 7" in notes.sentences
     # The cache folder lies under a root here: still never readable by naming it.
     message = refused_dataset(str(csv_folder(isolated.cache_dir / "corpora" / "texts")))
     assert "nor a dataset folder this server shares" in message

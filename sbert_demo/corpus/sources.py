@@ -360,17 +360,19 @@ def _dataset_batches(spec: SourceSpec):
 
     local = Path(spec.dataset).expanduser()
     hub_only = spec.visitor and not local.is_absolute()  # a visitor's id that passed the allow list
-    saved = not hub_only and local.is_dir() and any((local / n).is_file() for n in ("dataset_info.json", "state.json", "dataset_dict.json"))
-    if not saved and not (spec.dataset in ("parquet", "csv", "json", "text") and spec.data_files) and not hub_reachable():
+    folder = not hub_only and local.is_dir()  # read here, Hub or not: save_to_disk's, or a folder of data files
+    saved = folder and any((local / n).is_file() for n in ("dataset_info.json", "state.json", "dataset_dict.json"))
+    if not folder and not (spec.dataset in ("parquet", "csv", "json", "text") and spec.data_files) and not hub_reachable():
         raise ValueError(f"The dataset {spec.dataset!r} is on the Hugging Face Hub, which cannot be reached from here; "
-                         "give local files (e.g. --dataset parquet --data-files 'part-*.parquet') or a folder saved "
-                         "with save_to_disk.")
+                         + ("upload the corpus as a file instead." if spec.visitor else
+                            "give local files (e.g. --dataset parquet --data-files 'part-*.parquet') or a folder saved "
+                            "with save_to_disk."))
     try:
         if saved:
             loaded = datasets.load_from_disk(str(local))
         else:
             # A visitor reads public datasets only: never with the operator's token.
-            loaded = datasets.load_dataset(spec.dataset, spec.config, split=spec.split,
+            loaded = datasets.load_dataset(str(local) if folder else spec.dataset, spec.config, split=spec.split,
                                            data_files=list(spec.data_files) or None,
                                            **({"token": False} if spec.visitor else {}))
     except FileNotFoundError as exc:
