@@ -64,7 +64,7 @@ class WordLlamaKind(StaticKind):
              notify: Callable[[str], None] | None = None, registry: Any = None) -> Any:
         from safetensors.numpy import load_file
         from sentence_transformers import SentenceTransformer
-        from sentence_transformers.models import StaticEmbedding
+        from sentence_transformers.sentence_transformer.modules import StaticEmbedding
         from tokenizers import Tokenizer
 
         files = package_files()
