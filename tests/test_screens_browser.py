@@ -264,6 +264,45 @@ def test_on_a_phone_result_tables_are_cards_with_every_column_on_screen(browser,
     context.close()
 
 
+def _cost_step(slowest_s: float, per_second: float, layout: str):
+    """The talk's step 6 as :mod:`sbert_demo.talk.slides` draws it, from a cost report whose cross-encoder would
+    take ``slowest_s`` for 100,000 sentences and whose bi-encoder embeds ``per_second`` sentences a second."""
+    import numpy as np
+
+    from sbert_demo.talk import slides
+
+    sizes = np.logspace(2, 5, 30)
+    curve = {"n": sizes.tolist(), "cross_encoder": (slowest_s * (sizes / sizes[-1]) ** 2).tolist(),
+             "bi_encoder": (sizes / per_second).tolist(), "retrieve_rerank": (0.01 + sizes / 1e7).tolist()}
+
+    class Report:  # what the talk's cost step reads of a cost report
+        n, cpu, ratio = 2_000, "AMD EPYC (AVX-512, 2 cores)", 1_080.0
+        cross_encoder = {"extrapolated_s": slowest_s * 4e-4}
+        bi_encoder = {"total_s": 2_000 / per_second}
+        rerank = {"retrieve_s": 0.01, "rerank_s": 0.2}
+
+        @staticmethod
+        def curve():
+            return curve
+
+    return slides._cost(Report(), layout).left
+
+
+def _draw(browser, figure, width: int, height: int):
+    """``figure`` drawn by plotly.js in Chromium in a column as wide as the talk's; (context, page)."""
+    from pathlib import Path
+
+    import plotly
+
+    plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_content(f"<div id='talk-left' style='width:{width - 40}px'><div id='figure'></div></div>"
+                     f"<script>{plotly_js}</script>")
+    page.evaluate("f => Plotly.newPlot('figure', f.data, f.layout)", json.loads(figure.to_json()))
+    return context, page
+
+
 @pytest.mark.parametrize("slowest_s", [1e7, 3e7, 1e8, 1e9])
 def test_the_talks_cost_step_keeps_its_subtitle_clear_of_the_top_tick_at_any_measured_rate(browser, slowest_s) -> None:
     """The talk's step 6 (the cost argument) on a projector and a laptop: its y axis follows the rates this
@@ -271,35 +310,98 @@ def test_the_talks_cost_step_keeps_its_subtitle_clear_of_the_top_tick_at_any_mea
     subtitle in large type. Drawn by plotly.js with every range the rates may give, nothing overlaps."""
     from pathlib import Path
 
-    import numpy as np
-    import plotly
-
-    from sbert_demo.benchmark.plots import cost_plot
     from sbert_demo.talk import slides
 
-    sizes = np.logspace(2, 6, 30)
-    curve = {"n": sizes.tolist(), "cross_encoder": (slowest_s * (sizes / sizes[-1]) ** 2).tolist(),
-             "bi_encoder": (sizes / 300).tolist(), "retrieve_rerank": (0.01 + sizes / 1e7).tolist()}
-
-    class Report:  # what the talk's cost step reads of a cost report
-        n, cpu, ratio = 10_000, "AMD EPYC (AVX-512, 2 cores)", 1_080.0
-        cross_encoder = {"extrapolated_s": slowest_s * 1e-4}
-        bi_encoder = {"total_s": 33.0}
-        rerank = {"retrieve_s": 0.01, "rerank_s": 0.2}
-
-        @staticmethod
-        def curve():
-            return curve
-
-    figure = slides._cost(Report(), slides.SCREEN).left
-    plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+    figure = _cost_step(slowest_s, 300, slides.SCREEN)
     probe = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
     for width, height in ((1366, 768), (1280, 720)):
-        context = browser.new_context(viewport={"width": width, "height": height})
-        page = context.new_page()
-        page.set_content(f"<div id='talk-left' style='width:{width - 40}px'><div id='figure'></div></div>"
-                         f"<script>{plotly_js}</script>")
-        page.evaluate("f => Plotly.newPlot('figure', f.data, f.layout)", json.loads(figure.to_json()))
+        context, page = _draw(browser, figure, width, height)
         assert page.evaluate("document.querySelectorAll('#figure .ytick').length") >= 3
         assert page.evaluate(probe) == [], (width, slowest_s)
         context.close()
+
+
+# The text labels of the plot's markers that a line runs through, or that the figure cuts off; every x tick's label.
+LABELS_AND_LINES = """() => {
+    const plot = document.querySelector('#figure .main-svg').getBoundingClientRect();
+    const lines = [...document.querySelectorAll('#figure .scatterlayer .trace path.js-line')];
+    const crossed = [], cut = [];
+    for (const text of document.querySelectorAll('#figure .scatterlayer .trace .textpoint text')) {
+        const box = text.getBoundingClientRect();
+        if (box.left < plot.left - 1 || box.right > plot.right + 1 || box.top < plot.top - 1 || box.bottom > plot.bottom + 1)
+            cut.push(text.textContent);
+        for (const line of lines) {
+            const m = line.getScreenCTM(), length = line.getTotalLength();
+            for (let s = 0; s <= length; s += 1) {
+                const p = line.getPointAtLength(s);
+                const x = m.a * p.x + m.c * p.y + m.e, y = m.b * p.x + m.d * p.y + m.f;
+                if (x > box.left && x < box.right && y > box.top && y < box.bottom) {
+                    crossed.push(text.textContent + ' / ' + line.style.stroke);
+                    break;
+                }
+            }
+        }
+    }
+    const ticks = [...document.querySelectorAll('#figure .xtick text')].filter(t => t.getBoundingClientRect().width > 0)
+        .map(t => t.textContent);
+    return {crossed, cut, ticks};
+}"""
+
+
+@pytest.mark.parametrize("per_second", [60, 1_000, 8_000])  # a slow CPU, this one, a GPU
+@pytest.mark.parametrize("slowest_s", [3e7, 1e9])
+def test_the_talks_cost_step_labels_the_papers_times_clear_of_the_lines_on_every_screen(browser, slowest_s,
+                                                                                        per_second) -> None:
+    """Step 6's two crosses, the SBERT paper's 65 h and 5 s on a V100, carry their labels beside them where no line
+    runs (they were written over the cross-encoder's and the bi-encoder's lines: which side is free depends on the
+    rates measured), inside the plot; on a phone, where no side is wide enough, the legend names them. The x axis
+    labels every decade up to 100,000 (a phone cut its last label off), and no text overlaps (on a phone the top
+    tick's label reached into the title)."""
+    from pathlib import Path
+
+    from sbert_demo.talk import slides
+
+    probe = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
+    for layout, (width, height) in ((slides.SCREEN, (1366, 768)), (slides.SCREEN, (1280, 720)),
+                                    (slides.PHONE, (390, 844))):
+        context, page = _draw(browser, _cost_step(slowest_s, per_second, layout), width, height)
+        found = page.evaluate(LABELS_AND_LINES)
+        assert found["crossed"] == [] and found["cut"] == [], (layout, width, found)
+        assert found["ticks"] == ["100", "1,000", "10,000", "100,000"], (layout, width, found)
+        assert page.evaluate(probe) == [], (layout, width)
+        legend = page.evaluate("[...document.querySelectorAll('#figure .legendtext')].map(t => t.textContent).join(' ')")
+        if layout == slides.PHONE:
+            assert page.evaluate("document.querySelectorAll('#figure .textpoint text').length") == 0
+            assert "SBERT paper on a V100" in legend and "65 h" in legend and "5 s" in legend, legend
+        else:
+            assert page.evaluate("document.querySelectorAll('#figure .textpoint text').length") == 2
+        context.close()
+
+
+@pytest.mark.parametrize("per_second", [60, 1_000, 8_000])
+@pytest.mark.parametrize("width", [1366, 390])
+def test_the_cost_tabs_plot_labels_the_papers_times_clear_of_the_lines_and_inside_the_figure(browser, width,
+                                                                                             per_second) -> None:
+    """The Cost tab draws the same plot (benchmark.plots.cost_plot) at a laptop's and a phone's width: the paper's
+    labels beside their crosses on the side no line runs, whole on a phone too (the right-hand side reaches into
+    the margin). (The page's own script wraps a narrow figure's legend, which this plot alone leaves wide.)"""
+    from pathlib import Path
+
+    import numpy as np
+
+    from sbert_demo.benchmark.plots import cost_plot
+    from sbert_demo.benchmark.cost import PAPER as COST_PAPER
+
+    sizes = np.logspace(2, 5, 30)
+    curve = {"n": sizes.tolist(), "cross_encoder": (3e7 * (sizes / sizes[-1]) ** 2).tolist(),
+             "bi_encoder": (sizes / per_second).tolist(), "retrieve_rerank": (0.01 + sizes / 1e7).tolist()}
+    measured = {"cross_encoder": 3e7 * 4e-4, "bi_encoder": 2_000 / per_second, "retrieve_rerank": 0.2}
+    figure = cost_plot(curve, 2_000, measured, COST_PAPER, "AMD EPYC (AVX-512, 2 cores)")
+    probe = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
+    context, page = _draw(browser, figure, width, 844)
+    found = page.evaluate(LABELS_AND_LINES)
+    assert found["crossed"] == [] and found["cut"] == [] and len(found["ticks"]) == 4, found
+    assert page.evaluate("document.querySelectorAll('#figure .textpoint text').length") == 2
+    if width > 640:
+        assert page.evaluate(probe) == []
+    context.close()

@@ -223,13 +223,18 @@ def cost_plot(curve: Mapping[str, Sequence[float]], measured_n: int, measured: M
             fig.add_trace(go.Scatter(x=[measured_n], y=[measured[name]], mode="markers", showlegend=False,
                                      marker=dict(size=13, color=_cost_color(name), line=dict(width=2, color="white")),
                                      hovertemplate=f"measured here at n = {measured_n:,}: %{{y:.3g}} s<extra></extra>"))
-    for value, text in ((paper["cross_encoder_s"], "paper, V100: 65 h"), (paper["bi_encoder_s"], "paper, V100: 5 s")):
+    for line, value, text in (("cross_encoder", paper["cross_encoder_s"], "paper, V100: 65 h"),
+                              ("bi_encoder", paper["bi_encoder_s"], "paper, V100: 5 s")):
+        # The label on the side of the cross that the rising line leaves free: under it and to the right where the
+        # line passes above the cross, else over it and to the left (it runs where the rates measured put it).
+        passes_above = np.interp(math.log10(paper["n"]), np.log10(sizes), np.log10(curve[line])) > math.log10(value)
         fig.add_trace(go.Scatter(x=[paper["n"]], y=[value], mode="markers+text", text=[text],
-                                 textposition="middle left", showlegend=False,
+                                 textposition="bottom right" if passes_above else "top left", showlegend=False,
+                                 cliponaxis=False,  # on a phone "bottom right" reaches into the right margin
                                  marker=dict(symbol="x", size=14, color=PALETTE["grey"]),
                                  hovertemplate=f"{text}<extra></extra>"))
     for seconds, tick in ((1, "1 s"), (60, "1 min"), (3600, "1 h"), (86400, "1 day")):
-        fig.add_hline(y=seconds, line=dict(color=PALETTE["light-grey"], width=1))
+        fig.add_hline(y=seconds, line=dict(color=PALETTE["light-grey"], width=1), layer="below")  # under labels
         # On a log axis an annotation's y is the log of the value (add_hline's own annotation put
         # "1 min" at 10^60 and stretched the axis to it).
         # Inside the plot, at its left edge above the line: in the figure at any width, on a phone too.
