@@ -288,23 +288,34 @@ def _cost_step(slowest_s: float, per_second: float, layout: str):
     return slides._cost(Report(), layout).left
 
 
-def _draw(browser, figure, width: int, height: int):
-    """``figure`` drawn by plotly.js in Chromium in a column as wide as the talk's; (context, page)."""
+@pytest.fixture(scope="module")
+def plotly_page(browser):
+    """One page with plotly.js loaded, where the figure tests below draw one figure after another."""
     from pathlib import Path
 
     import plotly
 
     plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
-    context = browser.new_context(viewport={"width": width, "height": height})
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
-    page.set_content(f"<div id='talk-left' style='width:{width - 40}px'><div id='figure'></div></div>"
-                     f"<script>{plotly_js}</script>")
-    page.evaluate("f => Plotly.newPlot('figure', f.data, f.layout)", json.loads(figure.to_json()))
-    return context, page
+    page.set_content(f"<div id='talk-left'><div id='figure'></div></div><script>{plotly_js}</script>")
+    yield page
+    context.close()
+
+
+def _draw(page, figure, width: int, height: int):
+    """``figure`` drawn by plotly.js at a ``width`` x ``height`` screen, in a column as wide as the talk's."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.evaluate("""([f, width]) => {
+        document.getElementById('talk-left').style.width = width + 'px';
+        Plotly.purge('figure');
+        return Plotly.newPlot('figure', f.data, f.layout);
+    }""", [json.loads(figure.to_json()), width - 40])
+    return page
 
 
 @pytest.mark.parametrize("slowest_s", [1e7, 3e7, 1e8, 1e9])
-def test_the_talks_cost_step_keeps_its_subtitle_clear_of_the_top_tick_at_any_measured_rate(browser, slowest_s) -> None:
+def test_the_talks_cost_step_keeps_its_subtitle_clear_of_the_top_tick_at_any_measured_rate(plotly_page, slowest_s) -> None:
     """The talk's step 6 (the cost argument) on a projector and a laptop: its y axis follows the rates this
     machine measured, and where they put a tick at the plot's top edge its label ("10^8") ran into the
     subtitle in large type. Drawn by plotly.js with every range the rates may give, nothing overlaps."""
@@ -315,10 +326,9 @@ def test_the_talks_cost_step_keeps_its_subtitle_clear_of_the_top_tick_at_any_mea
     figure = _cost_step(slowest_s, 300, slides.SCREEN)
     probe = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
     for width, height in ((1366, 768), (1280, 720)):
-        context, page = _draw(browser, figure, width, height)
+        page = _draw(plotly_page, figure, width, height)
         assert page.evaluate("document.querySelectorAll('#figure .ytick').length") >= 3
         assert page.evaluate(probe) == [], (width, slowest_s)
-        context.close()
 
 
 # The text labels of the plot's markers that a line runs through, or that the figure cuts off; every x tick's label.
@@ -350,7 +360,7 @@ LABELS_AND_LINES = """() => {
 
 @pytest.mark.parametrize("per_second", [60, 1_000, 8_000])  # a slow CPU, this one, a GPU
 @pytest.mark.parametrize("slowest_s", [3e7, 1e9])
-def test_the_talks_cost_step_labels_the_papers_times_clear_of_the_lines_on_every_screen(browser, slowest_s,
+def test_the_talks_cost_step_labels_the_papers_times_clear_of_the_lines_on_every_screen(plotly_page, slowest_s,
                                                                                         per_second) -> None:
     """Step 6's two crosses, the SBERT paper's 65 h and 5 s on a V100, carry their labels beside them where no line
     runs (they were written over the cross-encoder's and the bi-encoder's lines: which side is free depends on the
@@ -364,7 +374,7 @@ def test_the_talks_cost_step_labels_the_papers_times_clear_of_the_lines_on_every
     probe = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
     for layout, (width, height) in ((slides.SCREEN, (1366, 768)), (slides.SCREEN, (1280, 720)),
                                     (slides.PHONE, (390, 844))):
-        context, page = _draw(browser, _cost_step(slowest_s, per_second, layout), width, height)
+        page = _draw(plotly_page, _cost_step(slowest_s, per_second, layout), width, height)
         found = page.evaluate(LABELS_AND_LINES)
         assert found["crossed"] == [] and found["cut"] == [], (layout, width, found)
         assert found["ticks"] == ["100", "1,000", "10,000", "100,000"], (layout, width, found)
@@ -375,12 +385,11 @@ def test_the_talks_cost_step_labels_the_papers_times_clear_of_the_lines_on_every
             assert "SBERT paper on a V100" in legend and "65 h" in legend and "5 s" in legend, legend
         else:
             assert page.evaluate("document.querySelectorAll('#figure .textpoint text').length") == 2
-        context.close()
 
 
 @pytest.mark.parametrize("per_second", [60, 1_000, 8_000])
 @pytest.mark.parametrize("width", [1366, 390])
-def test_the_cost_tabs_plot_labels_the_papers_times_clear_of_the_lines_and_inside_the_figure(browser, width,
+def test_the_cost_tabs_plot_labels_the_papers_times_clear_of_the_lines_and_inside_the_figure(plotly_page, width,
                                                                                              per_second) -> None:
     """The Cost tab draws the same plot (benchmark.plots.cost_plot) at a laptop's and a phone's width: the paper's
     labels beside their crosses on the side no line runs, whole on a phone too (the right-hand side reaches into
@@ -398,10 +407,9 @@ def test_the_cost_tabs_plot_labels_the_papers_times_clear_of_the_lines_and_insid
     measured = {"cross_encoder": 3e7 * 4e-4, "bi_encoder": 2_000 / per_second, "retrieve_rerank": 0.2}
     figure = cost_plot(curve, 2_000, measured, COST_PAPER, "AMD EPYC (AVX-512, 2 cores)")
     probe = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
-    context, page = _draw(browser, figure, width, 844)
+    page = _draw(plotly_page, figure, width, 844)
     found = page.evaluate(LABELS_AND_LINES)
     assert found["crossed"] == [] and found["cut"] == [] and len(found["ticks"]) == 4, found
     assert page.evaluate("document.querySelectorAll('#figure .textpoint text').length") == 2
     if width > 640:
         assert page.evaluate(probe) == []
-    context.close()
