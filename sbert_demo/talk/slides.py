@@ -152,9 +152,10 @@ def _cost(report, layout: str) -> Slide:
     if layout == PHONE:
         # No room beside the paper's crosses in a plot a phone wide: the legend names them instead of labels.
         crosses = [trace for trace in figure.data if trace.mode == "markers+text"]
-        for first, trace in enumerate(crosses):
-            trace.update(mode="markers", showlegend=not first, name="×: the SBERT paper on a V100, 10,000 sentences: "
-                         + " and ".join(cross.text[0].rsplit(": ", 1)[1] for cross in crosses))
+        times = " and ".join(cross.text[0].rsplit(": ", 1)[1] for cross in crosses)  # "65 h and 5 s"
+        for index, trace in enumerate(crosses):  # one legend entry for both
+            trace.update(mode="markers", showlegend=index == 0,
+                         name=f"×: the SBERT paper on a V100, {COST_PAPER['n']:,} sentences: {times}")
     figure = _fit(figure, layout)
     if layout == SCREEN:
         # the legend under the plot; above it the title and subtitle in large type, clear of the y axis's top tick
