@@ -74,7 +74,12 @@ def _fit(fig: go.Figure, layout: str, height: int | None = None) -> go.Figure:
                 entries += 1 + trace.name.count("<br>")
         # The legend at the figure's foot (below the axis titles whatever the plot's height), the title's
         # lines above the plot.
-        fig.update_layout(title=dict(text=title, subtitle=dict(text="")),
+        # meta: drawn for a phone already, so the page's script for narrow figures leaves it as it is (page.js)
+        # The title's lines from the figure's top down (not centred in the margin, where its last line met the top
+        # tick's label).
+        fig.update_layout(meta=dict(drawn_for=PHONE),
+                          title=dict(text=title, subtitle=dict(text=""), yref="container", yanchor="top",
+                                     y=1 - 10 / fig.layout.height, pad=dict(t=8)),
                           legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0),
                           margin=dict(l=8, r=8, t=28 + 18 * (title.count("<br>") + 1),
                                       b=60 + (20 * entries if fig.layout.showlegend is not False else 0)))
@@ -156,7 +161,7 @@ def _cost(report, layout: str) -> Slide:
         for index, trace in enumerate(crosses):  # one legend entry for both
             trace.update(mode="markers", showlegend=index == 0,
                          name=f"×: the SBERT paper on a V100, {COST_PAPER['n']:,} sentences: {times}")
-    figure = _fit(figure, layout)
+    figure = _fit(figure, layout, HEIGHT[layout] + (60 if layout == PHONE else 0))  # a phone: 4 legend entries below
     if layout == SCREEN:
         # the legend under the plot; above it the title and subtitle in large type, clear of the y axis's top tick
         # label (a tick at the plot's top edge, as the measured rates may put one, reaches half a line above it)

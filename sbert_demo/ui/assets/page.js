@@ -208,6 +208,9 @@
       if (!window.Plotly || !layout || gd.offsetParent === null || gd.clientWidth >= NARROW || gd.dataset.narrow === drawn) {
         return;
       }
+      // Drawn for a phone on the server (the talk's phone layout: title wrapped, its lines in the top margin,
+      // legend below): fitting it again would add the title's lines to a margin that holds them already.
+      if ((gd.layout.meta || {}).drawn_for === "phone") { return; }
       const size = (layout.title && layout.title.font && layout.title.font.size) || 15;
       const chars = Math.max(18, Math.floor((gd.clientWidth - 24) / (size * 0.56)));
       const title = wrapWords((layout.title && layout.title.text) || "", chars);
