@@ -43,7 +43,6 @@ from gradio_client import Client, handle_file
 
 PRIVATE = "private server note"
 MODELS = ["glove-6b-50d", "wordllama-l2-256"]  # two lookup tables from their packages: maps in seconds, two to compare
-GiB = 1 << 30
 
 
 class Run:
@@ -60,12 +59,12 @@ class Run:
         if not ok:
             self.failures.append(case)
 
-    def map(self, source: str, path: Path | None = None, dataset: str = "", query: str = "",
+    def map(self, source: str, path: Path | None = None, dataset: str = "",
             models: list[str] | None = None) -> tuple[list | None, str]:
         """The Corpus map tab's button: (its answer, "") or (None, the sentence it refused with)."""
         try:
             answer = self.client.predict(source, handle_file(str(path)) if path else None, None, None,
-                                         models or MODELS[:1], "labels", 5, query, "words", dataset,
+                                         models or MODELS[:1], "labels", 5, "", "words", dataset,
                                          api_name="/corpus_map")
             return answer, ""
         except Exception as refused:  # gradio_client's AppError carries the page's sentence
@@ -94,12 +93,15 @@ class Run:
         return time.monotonic() - started
 
     def rss_mb(self) -> float | None:
-        if not self.pid:
-            return None
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return None
+        return rss_mb(self.pid) if self.pid else None
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory in MB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise ValueError(f"process {pid} reports no VmRSS")
 
 
 def sentence_like(text: str) -> bool:

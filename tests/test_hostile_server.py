@@ -25,7 +25,7 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
-from conftest import raw_post
+from conftest import raw_post, script
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -233,13 +233,6 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
 def test_a_streamed_one_and_a_half_gigabyte_body_leaves_memory_where_it_was(published: Atlas) -> None:
     """Sent chunked (no length to refuse it by), 1.5 GB to ``/selection``: cut at the limit as it arrives."""
     port = _free_port()
@@ -253,11 +246,11 @@ def test_a_streamed_one_and_a_half_gigabyte_body_leaves_memory_where_it_was(publ
             except OSError:
                 assert time.time() < deadline and server.poll() is None, "the server did not start"
                 time.sleep(0.2)
-        before = _rss_mb(server.pid)
+        before = script("hostile").rss_mb(server.pid)
         chunk = b"0," * (1 << 19)  # 1 MB of "0,"
         body = itertools.chain([b'{"rows": ['], itertools.repeat(chunk, 1536))  # 1.5 GB, one chunk held at a time
         status, answer = raw_post(f"http://127.0.0.1:{port}/atlas/api/{published.id}/selection", body)
-        after = _rss_mb(server.pid)
+        after = script("hostile").rss_mb(server.pid)
         assert status == 413 and "too large" in answer["error"], (status, answer)
         assert after - before < 100, f"the server grew from {before:.0f} to {after:.0f} MB"
     finally:
