@@ -264,16 +264,22 @@ def test_on_a_phone_result_tables_are_cards_with_every_column_on_screen(browser,
     context.close()
 
 
-def _cost_step(slowest_s: float, per_second: float, layout: str):
-    """The talk's step 6 as :mod:`sbert_demo.talk.slides` draws it, from a cost report whose cross-encoder would
-    take ``slowest_s`` for 100,000 sentences and whose bi-encoder embeds ``per_second`` sentences a second."""
+def _cost_curve(slowest_s: float, per_second: float) -> dict:
+    """A cost report's curve: a cross-encoder that would take ``slowest_s`` for 100,000 sentences, a bi-encoder
+    embedding ``per_second`` sentences a second, a query retrieved and re-ranked."""
     import numpy as np
 
+    sizes = np.logspace(2, 5, 30)
+    return {"n": sizes.tolist(), "cross_encoder": (slowest_s * (sizes / sizes[-1]) ** 2).tolist(),
+            "bi_encoder": (sizes / per_second).tolist(), "retrieve_rerank": (0.01 + sizes / 1e7).tolist()}
+
+
+def _cost_step(slowest_s: float, per_second: float, layout: str):
+    """The talk's step 6 as :mod:`sbert_demo.talk.slides` draws it, from a cost report with :func:`_cost_curve`'s
+    rates, measured at 2,000 sentences."""
     from sbert_demo.talk import slides
 
-    sizes = np.logspace(2, 5, 30)
-    curve = {"n": sizes.tolist(), "cross_encoder": (slowest_s * (sizes / sizes[-1]) ** 2).tolist(),
-             "bi_encoder": (sizes / per_second).tolist(), "retrieve_rerank": (0.01 + sizes / 1e7).tolist()}
+    curve = _cost_curve(slowest_s, per_second)
 
     class Report:  # what the talk's cost step reads of a cost report
         n, cpu, ratio = 2_000, "AMD EPYC (AVX-512, 2 cores)", 1_080.0
@@ -396,14 +402,10 @@ def test_the_cost_tabs_plot_labels_the_papers_times_clear_of_the_lines_and_insid
     the margin). (The page's own script wraps a narrow figure's legend, which this plot alone leaves wide.)"""
     from pathlib import Path
 
-    import numpy as np
-
-    from sbert_demo.benchmark.plots import cost_plot
     from sbert_demo.benchmark.cost import PAPER as COST_PAPER
+    from sbert_demo.benchmark.plots import cost_plot
 
-    sizes = np.logspace(2, 5, 30)
-    curve = {"n": sizes.tolist(), "cross_encoder": (3e7 * (sizes / sizes[-1]) ** 2).tolist(),
-             "bi_encoder": (sizes / per_second).tolist(), "retrieve_rerank": (0.01 + sizes / 1e7).tolist()}
+    curve = _cost_curve(3e7, per_second)
     measured = {"cross_encoder": 3e7 * 4e-4, "bi_encoder": 2_000 / per_second, "retrieve_rerank": 0.2}
     figure = cost_plot(curve, 2_000, measured, COST_PAPER, "AMD EPYC (AVX-512, 2 cores)")
     probe = (Path(__file__).parent / "browser_assets" / "text_problems.js").read_text(encoding="utf-8")
