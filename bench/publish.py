@@ -177,23 +177,37 @@ def main() -> None:
 def exact_ten(key: str, sentences: list[str], queries: list[str], folder: Path) -> list[list[int]]:
     """Each query's ten nearest sentences by exact fp32 search with ``key`` (fp32 vectors and query), kept in
     ``folder`` for the same model, sentences and queries (a second run with ``--keep`` reads them: a million
-    MiniLM sentences take about an hour in fp32 on two cores)."""
+    MiniLM sentences take about an hour in fp32 on two cores). The corpus vectors are kept a part of 50,000
+    sentences at a time until the ten are found, so a pass stopped midway goes on from its last whole part."""
     import hashlib
+    import shutil
 
     from sbert_demo.encoding.encoder import encode
 
     digest = hashlib.sha256("\n".join([key, *sentences, "", *queries]).encode("utf-8")).hexdigest()[:24]
-    kept = folder / f"exact-{digest}.npy"
+    kept, parts = folder / f"exact-{digest}.npy", folder / f"exact-{digest}.parts"
     if kept.is_file():
         return np.load(kept).tolist()
-    started = time.perf_counter()
-    vectors = np.concatenate([encode(key, sentences[start : start + 50_000], precision="fp32", use_cache=False)
-                              .embeddings for start in range(0, len(sentences), 50_000)])  # encode's limit a call
+    parts.mkdir(exist_ok=True)
+    started, step = time.perf_counter(), 50_000  # encode's limit for one call
+    vectors = []
+    for start in range(0, len(sentences), step):
+        part = parts / f"{start:09d}.npy"
+        if not part.is_file():
+            begun = time.perf_counter()
+            chunk = encode(key, sentences[start : start + step], precision="fp32", use_cache=False).embeddings
+            np.save(parts / f"{start:09d}.tmp.npy", chunk)
+            (parts / f"{start:09d}.tmp.npy").replace(part)  # whole parts only: a stopped pass goes on from here
+            print(f"  exact fp32 ({key}): sentences {start + 1:,}-{start + len(chunk):,} of {len(sentences):,} in "
+                  f"{time.perf_counter() - begun:,.0f} s", flush=True)
+        vectors.append(np.load(part))
+    vectors = np.concatenate(vectors)
     exact = np.array([np.argsort(-(vectors @ q), kind="stable")[:10]
                       for q in encode(key, queries, precision="fp32", use_cache=False).embeddings])
     np.save(kept, exact)
-    print(f"exact fp32 search over {len(sentences):,} sentences with {key}: {time.perf_counter() - started:,.0f} s",
-          flush=True)
+    shutil.rmtree(parts)
+    print(f"exact fp32 search over {len(sentences):,} sentences with {key}: {time.perf_counter() - started:,.0f} s "
+          "(this run's share)", flush=True)
     return exact.tolist()
 
 

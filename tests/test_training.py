@@ -155,6 +155,20 @@ def test_concatenation_flags() -> None:
     assert parse_concatenation("(u, v)") == (True, False, False)
 
 
+def test_a_run_alone_takes_every_core_and_one_beside_the_app_leaves_one(monkeypatch) -> None:
+    from sbert_demo.training import settings as training_settings
+
+    monkeypatch.setattr(training_settings.os, "cpu_count", lambda: 4)
+    assert training_settings.training_threads("sentence-transformers", beside_app=False) == 4  # `train`
+    assert training_settings.training_threads("sentence-transformers") == 3  # the Train tab's worker
+    assert training_settings.training_threads("glove", beside_app=False) == 1  # tiny ops: one thread
+    monkeypatch.setattr(training_settings.os, "cpu_count", lambda: 1)
+    assert training_settings.training_threads("sentence-transformers") == 1
+    monkeypatch.setenv("SBERT_DEMO_TRAIN_THREADS", "2")
+    reload_settings()
+    assert training_settings.training_threads("glove") == 2  # the setting wins
+
+
 def test_defaults_suit_the_kind_and_device(tiny_key: str) -> None:
     glove = config_for("glove-6b-50d", "nli-softmax", "g", device="cpu")
     assert (glove.batch_size, glove.learning_rate, glove.max_pairs) == (32, 1e-3, None)

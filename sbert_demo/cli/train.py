@@ -85,7 +85,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = _config(args).validate()
     if (warning := caution(config)) is not None:
         print(f"Note: {warning}", file=sys.stderr)
-    threads = apply_thread_limit(get_registry().get(config.base).kind)
+    threads = apply_thread_limit(get_registry().get(config.base).kind, beside_app=False)  # nothing served here
     print(f"Training {config.base} ({config.objective}) as {config.output}; "
           f"{threads} CPU thread(s)", file=sys.stderr)
     try:

@@ -68,11 +68,11 @@ class _Trained:
     cancelled: bool
 
 
-def apply_thread_limit(kind: str | None = None) -> int:
+def apply_thread_limit(kind: str | None = None, beside_app: bool = True) -> int:
     """Set torch's CPU threads for training (see :func:`training_threads`); return the number."""
     import torch
 
-    threads = training_threads(kind)
+    threads = training_threads(kind, beside_app)
     torch.set_num_threads(threads)
     return threads
 

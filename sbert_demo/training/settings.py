@@ -219,19 +219,21 @@ def config_for(base: str, objective: str, output: str, *, device: str | None = N
     return TrainConfig(base=entry.key, objective=objective, output=output, **values)
 
 
-def training_threads(kind: str | None = None) -> int:
-    """CPU threads for training: ``SBERT_DEMO_TRAIN_THREADS``, else one core left for everyone else.
+def training_threads(kind: str | None = None, beside_app: bool = True) -> int:
+    """CPU threads for training: ``SBERT_DEMO_TRAIN_THREADS``, else every core for a run alone (the command line,
+    ``beside_app=False``) and one core left for the visitors where the app serves pages beside the run.
 
-    Measured on this 2-core machine (shared with other processes): GloVe softmax runs 10x faster on
-    one thread than on two (its ops are tiny, and OpenMP threads spin waiting for a busy core), and
-    MiniLM training (bf16) ran 64 pairs/s on one thread against 42 on two.
+    GloVe softmax keeps one thread: its ops are tiny, and it ran 10x faster on one thread than on two (OpenMP
+    threads spin waiting for a busy core). MiniLM on STSb (bf16, 360 steps of 16 pairs) on an otherwise idle
+    2-core AMD EPYC: 157 s of training on two threads, 222 s on one.
     """
     chosen = settings().train_threads
     if chosen:
         return chosen
     if kind is not None and not kind_of(kind).matmul_heavy:
         return 1
-    return max(1, (os.cpu_count() or 2) - 1)
+    cores = os.cpu_count() or 2
+    return max(1, cores - 1) if beside_app else cores
 
 
 def measured_runtimes(base: str, hardware: devices.Hardware | None = None):
