@@ -445,6 +445,23 @@ def test_cache_file_shared_by_two_objects(tmp_path: Path) -> None:
     assert EmbeddingCache(path).get_many("m", []) == {}
 
 
+def test_a_count_is_kept_until_this_or_another_process_writes(tmp_path: Path) -> None:
+    path = tmp_path / "embeddings.sqlite"
+    cache, other = EmbeddingCache(path), EmbeddingCache(path)  # other: another process's connection
+    cache.put_many("m", ["a", "b"], np.ones((2, 3), dtype=np.float32))
+    counted: list[str] = []
+    cache._connection().set_trace_callback(lambda sql: counted.append(sql) if "COUNT(*)" in sql else None)
+    assert cache.count_cached("m", ["a", "b", "c", "a"]) == 2
+    assert cache.count_cached("m", ["a", "b", "c"]) == 2 and len(counted) == 1  # asked again: no query
+    assert cache.count_cached("m", ["a", "c"]) == 1 and cache.count_cached("other", ["a"]) == 0
+    cache.put_many("m", ["c"], np.ones((1, 3), dtype=np.float32))  # this process writes
+    assert cache.count_cached("m", ["a", "b", "c"]) == 3
+    other.put_many("m", ["d"], np.ones((1, 3), dtype=np.float32))  # another one does
+    assert cache.count_cached("m", ["a", "b", "c", "d"]) == 4
+    queries = len(counted)
+    assert cache.count_cached("m", ["a", "b", "c", "d"]) == 4 and len(counted) == queries
+
+
 def test_concurrent_threads(tiny_sbert_in_models, tiny_bert, plain_sbert, monkeypatch: pytest.MonkeyPatch) -> None:
     pool = [f"{a} {b} is {c}" for a in ("a", "the", "one") for b in ("man", "dog", "cat", "girl")
             for c in ("running", "eating", "sleeping")]

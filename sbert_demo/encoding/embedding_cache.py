@@ -44,6 +44,10 @@ class EmbeddingCache:
         self._notice_given = False
         self._local = threading.local()
         self._lock = threading.Lock()
+        # counts of cached texts, kept until the store changes: this process's writes (``_writes``) and any other
+        # connection's (SQLite's data_version); an estimate asks for the same 26,139 sentences again and again
+        self._counted: BoundedCache[tuple, int] = BoundedCache("cached-text counts", 64, registered=False)
+        self._writes = 0
 
     def _disable(self, why: str) -> None:
         with self._lock:
@@ -124,6 +128,12 @@ class EmbeddingCache:
         keys = list(dict.fromkeys(text_key(t) for t in texts))
         found = 0
         try:
+            with self._lock:
+                writes = self._writes
+            seen = (id(connection), connection.execute("PRAGMA data_version").fetchone()[0], writes, model,
+                    hashlib.sha256(b"".join(keys)).digest())
+            if (known := self._counted.get(seen)) is not None:
+                return known
             for start in range(0, len(keys), _CHUNK):
                 chunk = keys[start : start + _CHUNK]
                 query = f"SELECT COUNT(*) FROM vectors WHERE model=? AND text_hash IN ({','.join('?' * len(chunk))})"
@@ -131,6 +141,7 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as exc:
             self._disable(str(exc))
             return 0
+        self._counted.put(seen, found)
         return found
 
     def put_many(self, model: str, texts: list[str], vectors: np.ndarray, truncated: set[int] = frozenset()) -> None:
@@ -148,6 +159,9 @@ class EmbeddingCache:
                 connection.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.DatabaseError as exc:  # read-only folder, disk full, ...
             self._disable(str(exc))
+        finally:
+            with self._lock:
+                self._writes += 1  # what was counted before may have changed
 
     def count(self, model: str | None = None) -> int:
         connection = self._connection()
