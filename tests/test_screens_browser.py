@@ -394,10 +394,10 @@ def test_the_talks_cost_step_labels_the_papers_times_clear_of_the_lines_on_every
 
 
 @pytest.mark.parametrize("per_second", [60, 1_000, 8_000])
-@pytest.mark.parametrize("width", [1366, 390])
+@pytest.mark.parametrize("width", [1366, 390, 360])
 def test_the_cost_tabs_plot_labels_the_papers_times_clear_of_the_lines_and_inside_the_figure(plotly_page, width,
                                                                                              per_second) -> None:
-    """The Cost tab draws the same plot (benchmark.plots.cost_plot) at a laptop's and a phone's width: the paper's
+    """The Cost tab draws the same plot (benchmark.plots.cost_plot) at a laptop's and two phones' widths: the paper's
     labels beside their crosses on the side no line runs, whole on a phone too (the right-hand side reaches into
     the margin). (The page's own script wraps a narrow figure's legend, which this plot alone leaves wide.)"""
     from pathlib import Path

@@ -223,8 +223,8 @@ def cost_plot(curve: Mapping[str, Sequence[float]], measured_n: int, measured: M
             fig.add_trace(go.Scatter(x=[measured_n], y=[measured[name]], mode="markers", showlegend=False,
                                      marker=dict(size=13, color=_cost_color(name), line=dict(width=2, color="white")),
                                      hovertemplate=f"measured here at n = {measured_n:,}: %{{y:.3g}} s<extra></extra>"))
-    for line, value, text in (("cross_encoder", paper["cross_encoder_s"], "paper, V100: 65 h"),
-                              ("bi_encoder", paper["bi_encoder_s"], "paper, V100: 5 s")):
+    for line, value, text in (("cross_encoder", paper["cross_encoder_s"], "paper: 65 h"),
+                              ("bi_encoder", paper["bi_encoder_s"], "paper: 5 s")):
         # The label on the side of the cross that the rising line leaves free: under it and to the right where the
         # line passes above the cross, else over it and to the left (it runs where the rates measured put it).
         passes_above = np.interp(math.log10(paper["n"]), np.log10(sizes), np.log10(curve[line])) > math.log10(value)
