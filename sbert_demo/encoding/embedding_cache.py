@@ -11,6 +11,7 @@ and the app keeps working without it.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import sqlite3
 import threading
@@ -48,6 +49,7 @@ class EmbeddingCache:
         # connection's (SQLite's data_version); an estimate asks for the same 26,139 sentences again and again
         self._counted: BoundedCache[tuple, int] = BoundedCache("cached-text counts", 64, registered=False)
         self._writes = 0
+        self._opened = itertools.count()  # each thread's connection a number of its own (an id() may come again)
 
     def _disable(self, why: str) -> None:
         with self._lock:
@@ -96,7 +98,7 @@ class EmbeddingCache:
         except OSError as exc:
             self._disable(exc.strerror or str(exc))
             return None
-        self._local.connection = connection
+        self._local.connection, self._local.number = connection, next(self._opened)
         return connection
 
     def get_many(self, model: str, texts: list[str]) -> dict[int, tuple[np.ndarray, bool]]:
@@ -130,7 +132,7 @@ class EmbeddingCache:
         try:
             with self._lock:
                 writes = self._writes
-            seen = (id(connection), connection.execute("PRAGMA data_version").fetchone()[0], writes, model,
+            seen = (self._local.number, connection.execute("PRAGMA data_version").fetchone()[0], writes, model,
                     hashlib.sha256(b"".join(keys)).digest())
             if (known := self._counted.get(seen)) is not None:
                 return known
