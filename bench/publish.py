@@ -6,10 +6,11 @@
 The corpus is every distinct sentence of the data that ships in ``data/`` (STS 2012-16, STSb, SICK, SNLI and
 MultiNLI dev and test), then, past those, the bench corpus of ``scripts/build_corpus.py`` where it was built
 (``--corpus FOLDER``). Mapped with the two models in this process (a cache folder of its own that links what
-this machine prepared), published, served and opened. Printed, each beside its budget (issue: 100,000
+this machine prepared) and compared as ``map --compare`` does (each model's ten nearest neighbours of every
+sentence, kept with the map: timed on its own line), then published, served and opened. Printed, each beside its budget (issue: 100,000
 sentences, a static model and MiniLM, with search):
 
-* **publish** — seconds from the finished map to the folder, and the folder's size (<= 100 MB);
+* **publish** — seconds from the finished map (compared) to the folder, and the folder's size (<= 100 MB);
 * **first paint** — from navigation to the maps drawn (<= 3 s), and the bytes downloaded by then (<= 10 MB);
 * for each model the page searches with (a fresh browser each):
   **first answer** — the bytes downloaded until the first query's ten results are on the page (<= 40 MB);
@@ -216,6 +217,7 @@ def run(sentences: list[str], keys: list[str], n_queries: int, folder: Path, bud
     import os
     import shutil
 
+    from sbert_demo.atlas.compare import compare_all, pairs
     from sbert_demo.config import SHIPPED_DATA, reload_settings
     from sbert_demo.corpus.large_map import map_large_corpus
     from sbert_demo.corpus.sources import LargeCorpus
@@ -232,20 +234,16 @@ def run(sentences: list[str], keys: list[str], n_queries: int, folder: Path, bud
     from sbert_demo.atlas.store import publish
 
     atlas = publish(result)
+    started = time.perf_counter()
+    compare_all(atlas)  # as `map --compare` does: the models' neighbours and shared counts kept with the map
+    print(f"compared ({len(pairs(atlas))} pair(s), each model's ten nearest neighbours of every sentence) in "
+          f"{time.perf_counter() - started:,.0f} s", flush=True)
     shutil.rmtree(folder / "site", ignore_errors=True)
     started = time.perf_counter()
     site = publish_map(atlas, folder / "site")
     publish_s = time.perf_counter() - started
     print(budget_row("publish from the finished map", publish_s, f"{publish_s:,.0f} s", budget["publish_s"], "s"),
           flush=True)
-    if len(keys) > 1:  # the models' neighbour graphs (shared neighbours) are kept with the map: a second publish
-        started = time.perf_counter()
-        shutil.rmtree(folder / "site-again", ignore_errors=True)
-        publish_map(atlas, folder / "site-again")
-        again_s = time.perf_counter() - started
-        shutil.rmtree(folder / "site-again", ignore_errors=True)
-        print(budget_row("publish again, the neighbour graphs kept", again_s, f"{again_s:,.0f} s", budget["publish_s"],
-                         "s"), flush=True)
     print(budget_row("the folder", site.bytes / 1e6, site.describe(), budget["folder_mb"], "MB"), flush=True)
     meta = json.loads((site.folder / "data" / "meta.json").read_text(encoding="utf-8"))
     engines = {m: json.loads((site.folder / "search" / str(m) / "tokenizer.json").read_text(encoding="utf-8"))["engine"]

@@ -131,6 +131,48 @@ def test_shared_neighbours_say_how_far_they_are_and_how_long_is_left(shipped_sen
     assert compare.progress_of(atlas, 0, 1) is None
 
 
+def test_map_compare_finds_each_models_neighbours_once_and_a_publish_then_computes_nothing(
+        shipped_sentences, tmp_path, monkeypatch, capsys) -> None:
+    """``map --compare`` with three models compares every pair (each model's neighbours found once, kept); a
+    publish of that map then writes the three comparisons as they are, computing no neighbours."""
+    from sbert_demo.cli import main
+
+    corpus = tmp_path / "three.txt"
+    corpus.write_text("\n".join(shipped_sentences[0][:20]), encoding="utf-8")  # PCA: no UMAP to compile
+    keys = ["glove-6b-50d", "wordllama-l2-256", "all-MiniLM-L6-v2"]
+    found, real = [], compare._neighbours
+
+    def counted(atlas, m, *args):
+        found.append(m)
+        return real(atlas, m, *args)
+
+    monkeypatch.setattr(compare, "_neighbours", counted)
+    assert main(["map", "--file", str(corpus), "--models", ",".join(keys), "--k", "4"]) == 0
+    made = open_atlas(re.search(r"/atlas\?map=(\w+)", capsys.readouterr().out).group(1))
+    assert not compare.compared(made) and found == []  # without --compare: nothing compared yet
+    assert main(["map", "--file", str(corpus), "--models", ",".join(keys), "--k", "4", "--compare"]) == 0
+    printed = capsys.readouterr().out
+    atlas = open_atlas(re.search(r"/atlas\?map=(\w+)", printed).group(1))
+    assert atlas.id == made.id
+    assert sorted(found) == [0, 1, 2] and compare.compared(atlas)  # each model once, every pair kept
+    lines = [line for line in printed.splitlines() if "nearest neighbours on average" in line]
+    assert len(lines) == 3 and lines[0].startswith("GloVe") and "MiniLM" in lines[2]
+    for (a, b), line in zip(compare.pairs(atlas), lines):
+        counts = compare.shared(atlas, a, b)
+        assert f"share {counts.mean():.2f} of each sentence's 10" in line and 0 < counts.mean() < compare.K
+
+    def refused(*args):
+        raise AssertionError("publish computed neighbours the map had kept")
+
+    monkeypatch.setattr(compare, "_neighbours", refused)
+    assert main(["publish", "--map", atlas.id, "--out", str(tmp_path / "site"), "--no-search"]) == 0
+    told = capsys.readouterr()
+    assert "3 map(s)" in told.out and "3 comparison(s)" in told.out and "Comparing" not in told.err  # nothing left to compare first
+    for a, b in compare.pairs(atlas):
+        written = np.fromfile(tmp_path / "site" / "data" / f"shared-{a}-{b}.u8", dtype="u1")
+        assert written.tolist() == compare.shared(atlas, a, b).tolist()
+
+
 @pytest.fixture
 def shipped_sentences():
     from sbert_demo.data.corpora import stsb_corpus

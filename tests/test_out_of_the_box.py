@@ -45,9 +45,14 @@ def readme_app() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def broken_data_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def broken_data_app(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) -> Iterator[str]:
+    """A data folder that does not exist, in a cache folder of its own linking the run's prepared parts (the failure,
+    not a cold start, is what its test is about)."""
+    from sbert_demo.explore.prepare import link_prepared
+
+    cache = link_prepared(tmp_path_factory.mktemp("broken-cache") / "cache", prepared_cache)
     env = {**readme_environment(), "SBERT_DEMO_DATA": str(tmp_path_factory.mktemp("gone") / "does-not-exist"),
-           "SBERT_DEMO_CACHE": str(tmp_path_factory.mktemp("broken-cache")), "HF_HUB_OFFLINE": "1"}
+           "SBERT_DEMO_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     yield from serve(env, ["--port", str(free_port())], "server-broken-data.log")
 
 

@@ -97,7 +97,7 @@ def _tracked(key: str, progress: Progress | None) -> Progress:
 def progress_of(atlas: Atlas, a: int, b: int) -> dict | None:
     """How far the shared neighbours of ``a`` and ``b`` are (None when nothing computes them now)."""
     a, b = sorted((atlas.model_index(a), atlas.model_index(b)))
-    work = working.get(str(atlas.folder / f"shared-{a}-{b}.u8"))
+    work = working.get(str(_shared_path(atlas, a, b)))
     return None if work is None else work.as_json()
 
 
@@ -160,7 +160,7 @@ def shared(atlas: Atlas, a: int, b: int, progress: Progress | None = None) -> np
     if a == b:
         raise ValueError("Choose two different models to compare.")
     a, b = sorted((a, b))
-    path = atlas.folder / f"shared-{a}-{b}.u8"
+    path = _shared_path(atlas, a, b)
     with computing.hold(path):
         kept = _kept(path, "u1", atlas.n)
         if kept is not None:
@@ -206,6 +206,41 @@ def _shared(atlas: Atlas, a: int, b: int, progress: Progress | None) -> np.ndarr
         right = np.sort(found[b][row:row + 65_536], axis=1)
         counts[row:row + 65_536] = (left[:, :, None] == right[:, None, :]).any(axis=2).sum(axis=1)
     return counts
+
+
+def pairs(atlas: Atlas) -> list[tuple[int, int]]:
+    """Every pair of the map's models (a < b): the comparisons a published folder holds."""
+    count = len(atlas.models)
+    return [(a, b) for a in range(count) for b in range(a + 1, count)]
+
+
+def _shared_path(atlas: Atlas, a: int, b: int):
+    return atlas.folder / f"shared-{a}-{b}.u8"
+
+
+def compared(atlas: Atlas) -> bool:
+    """Whether every pair's shared neighbours are kept (nothing left to compute for the map view or a publish)."""
+    return all(_kept(_shared_path(atlas, a, b), "u1", atlas.n) is not None for a, b in pairs(atlas))
+
+
+def compare_all(atlas: Atlas, progress: Progress | None = None) -> dict[tuple[int, int], np.ndarray]:
+    """Every pair's shared neighbours (:func:`shared`), each model's neighbours found once and kept beside the
+    map: what ``map --compare`` does when the map is made, so that the map view colours by shared neighbours at
+    once and a publish writes the comparisons without computing them."""
+    say = progress or (lambda fraction, what: None)
+    done: set[int] = {m for m in range(len(atlas.models)) if _neighbours_path(atlas, m, K).is_file()}
+    # a pair's share: the models whose neighbours it finds (the costly part), plus a little for its counts
+    weights = []
+    for a, b in pairs(atlas):
+        weights.append(1 + 10 * len({a, b} - done))
+        done |= {a, b}
+    total, low, found = sum(weights), 0.0, {}
+    for (a, b), weight in zip(pairs(atlas), weights):
+        high = low + weight / total
+        found[(a, b)] = shared(atlas, a, b, progress=lambda f, what, low=low, high=high: say(low + (high - low) * f, what))
+        low = high
+    say(1.0, f"{len(found)} comparison(s) of {atlas.n:,} sentences kept")
+    return found
 
 
 def disagreements(atlas: Atlas, a: int, b: int, top: int = 20, shown: int = 5) -> dict:

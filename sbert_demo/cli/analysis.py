@@ -116,11 +116,12 @@ def cmd_map(args: argparse.Namespace) -> int:
 
         atlas = publish(result)
         print(f"\nmap view: /atlas?map={atlas.id} (python app.py, then open http://127.0.0.1:7860/atlas?map={atlas.id})")
-        if args.compare and len(result.succeeded) > 1:
+        if args.compare and len(atlas.models) > 1:
             with progress_bar("comparing") as progress:
-                counts = compare.shared(atlas, 0, 1, progress=progress)
-            print(f"{result.succeeded[0].label} and {result.succeeded[1].label} share {counts.mean():.2f} of each "
-                  f"sentence's {compare.K} nearest neighbours on average")
+                found = compare.compare_all(atlas, progress=progress)
+            for (a, b), counts in found.items():
+                print(f"{atlas.models[a]['label']} and {atlas.models[b]['label']} share {counts.mean():.2f} of each "
+                      f"sentence's {compare.K} nearest neighbours on average")
     return 0 if len(result.succeeded) == len(result.models) else 1
 
 
@@ -149,6 +150,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     corpus.add_argument("--k", type=int, default=12, help="k-means clusters (2-40, default 12)")
     add_corpus_flags(corpus)
     corpus.add_argument("--json", help="write coordinates, clusters and words as JSON to this file")
-    corpus.add_argument("--compare", action="store_true", help="also find each sentence's 10 nearest neighbours "
-                                                               "under the first two models (the map view's comparison)")
+    corpus.add_argument("--compare", action="store_true",
+                        help="also find each sentence's 10 nearest neighbours under each model and compare every pair "
+                             "(the map view's shared neighbours at once; publish then writes them without computing)")
     corpus.set_defaults(run=cmd_map)

@@ -16,6 +16,7 @@ from .output import progress_bar
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    from ..atlas import compare
     from ..atlas.store import atlas_root, open_atlas
     from ..publish.site import publish_map
 
@@ -30,6 +31,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
     atlas = open_atlas(chosen) if chosen is not None else None
     what = [f"{atlas.meta['name']} ({atlas.n:,} sentences, {len(atlas.models)} map(s))"] if atlas is not None else []
     print(f"Publishing {' and '.join(what + ['the talk'] * args.talk)} into {args.out}", file=sys.stderr)
+    if atlas is not None and not compare.compared(atlas):
+        print(f"Comparing its {len(atlas.models)} models first (each sentence's {compare.K} nearest neighbours under "
+              "each, kept with the map; 'map --compare' does this when the map is made)", file=sys.stderr)
     with progress_bar("publishing") as progress:
         site = publish_map(atlas, args.out, app_url=args.app_url, search=args.search, talk=args.talk,
                            progress=progress)

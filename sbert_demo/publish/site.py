@@ -116,7 +116,7 @@ def _map(atlas: Atlas, staging: Path, app_url: str | None, search: bool, title: 
     _arrays(atlas, data)
     say(0.05, "the sentences, in chunks")
     _texts(atlas, data)
-    pairs = [(a, b) for a in range(len(atlas.models)) for b in range(a + 1, len(atlas.models))]
+    pairs = compare.pairs(atlas)
     for done, (a, b) in enumerate(pairs):
         share = 0.1 + 0.6 * done / max(1, len(pairs))
         _compared(atlas, data, a, b, lambda f, what, share=share: say(share + 0.6 / len(pairs) * f, what))
