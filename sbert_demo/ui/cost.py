@@ -29,7 +29,7 @@ def cross_encoder_choices() -> list[tuple[str, str]]:
     registry = get_registry()
     scorers = [(label, key) for label, key in model_choices(needs=SCORES_PAIRS)
                if not kind_of(registry.get(key)).can(EMBEDS)]
-    return [("none (an untrained head, timed only)", UNTRAINED), *scorers]
+    return [("untrained head (timed only)", UNTRAINED), *scorers]
 
 
 def refresh_cross_encoders(current: str | None) -> dict:

@@ -82,8 +82,16 @@
     if (!text.trim()) { return; }
     const style = getComputedStyle(el);
     context.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
-    const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
+    let room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
       - (el.tagName === "SELECT" ? 16 : 0);  // a native select's arrow
+    const field = el.getBoundingClientRect();
+    const icons = el.closest(".wrap") ? [...el.closest(".wrap").querySelectorAll(".icon-wrap")] : [];
+    icons.forEach((icon) => {  // a Gradio dropdown's arrow is drawn over the end of its field
+      const box = icon.getBoundingClientRect();
+      if (shown(icon) && box.left < field.right && box.right > field.left && box.top < field.bottom && box.bottom > field.top) {
+        room = Math.min(room, box.left - field.left - parseFloat(style.paddingLeft) - 2);
+      }
+    });
     if (context.measureText(text).width > room + 1) {
       problems.push(`the menu's choice "${text.slice(0, 40)}" is cut (${name(el)})`);
     }
