@@ -237,7 +237,8 @@ def compare_all(atlas: Atlas, progress: Progress | None = None) -> dict[tuple[in
     total, low, found = sum(weights), 0.0, {}
     for (a, b), weight in zip(pairs(atlas), weights):
         high = low + weight / total
-        found[(a, b)] = shared(atlas, a, b, progress=lambda f, what, low=low, high=high: say(low + (high - low) * f, what))
+        found[(a, b)] = shared(atlas, a, b,
+                               progress=lambda f, what, low=low, high=high: say(low + (high - low) * f, what))
         low = high
     say(1.0, f"{len(found)} comparison(s) of {atlas.n:,} sentences kept")
     return found
