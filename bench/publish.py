@@ -7,8 +7,8 @@ The corpus is every distinct sentence of the data that ships in ``data/`` (STS 2
 MultiNLI dev and test), then, past those, the bench corpus of ``scripts/build_corpus.py`` where it was built
 (``--corpus FOLDER``). Mapped with the two models in this process (a cache folder of its own that links what
 this machine prepared) and compared as ``map --compare`` does (each model's ten nearest neighbours of every
-sentence, kept with the map: timed on its own line), then published, served and opened. Printed, each beside its budget (issue: 100,000
-sentences, a static model and MiniLM, with search):
+sentence, kept with the map: timed on its own line), then published, served and opened. Printed, each beside
+its budget (issue: 100,000 sentences, a static model and MiniLM, with search):
 
 * **publish** — seconds from the finished map (compared) to the folder, and the folder's size (<= 100 MB);
 * **first paint** — from navigation to the maps drawn (<= 3 s), and the bytes downloaded by then (<= 10 MB);
@@ -178,8 +178,9 @@ def main() -> None:
 def exact_ten(key: str, sentences: list[str], queries: list[str], folder: Path) -> list[list[int]]:
     """Each query's ten nearest sentences by exact fp32 search with ``key`` (fp32 vectors and query), kept in
     ``folder`` for the same model, sentences and queries (a second run with ``--keep`` reads them: a million
-    MiniLM sentences of the bench corpus take about 85 minutes in PyTorch fp32 on two cores). The corpus vectors are kept a part of 50,000
-    sentences at a time until the ten are found, so a pass stopped midway goes on from its last whole part."""
+    MiniLM sentences of the bench corpus take about 85 minutes in PyTorch fp32 on two cores). The corpus vectors
+    are kept a part of 50,000 sentences at a time until the ten are found, so a pass stopped midway goes on from
+    its last whole part."""
     import hashlib
     import shutil
 

@@ -240,7 +240,8 @@ def compare_all(atlas: Atlas, progress: Progress | None = None) -> dict[tuple[in
         found[(a, b)] = shared(atlas, a, b,
                                progress=lambda f, what, low=low, high=high: say(low + (high - low) * f, what))
         low = high
-    say(1.0, f"{len(found)} comparison(s) of {atlas.n:,} sentences kept")
+    if found:
+        say(1.0, f"{len(found)} comparison(s) of {atlas.n:,} sentences kept")
     return found
 
 

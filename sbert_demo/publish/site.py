@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib import parse
 
+import numpy as np
+
 from ..atlas import compare
 from ..atlas.store import Atlas, open_atlas
 from ..explore.exports import spreadsheet_safe
@@ -116,10 +118,10 @@ def _map(atlas: Atlas, staging: Path, app_url: str | None, search: bool, title: 
     _arrays(atlas, data)
     say(0.05, "the sentences, in chunks")
     _texts(atlas, data)
-    pairs = compare.pairs(atlas)
-    for done, (a, b) in enumerate(pairs):
-        share = 0.1 + 0.6 * done / max(1, len(pairs))
-        _compared(atlas, data, a, b, lambda f, what, share=share: say(share + 0.6 / len(pairs) * f, what))
+    compared = compare.compare_all(atlas, lambda f, what: say(0.1 + 0.6 * f, what))  # kept ones are read
+    for (a, b), counts in compared.items():
+        _compared(atlas, data, a, b, counts)
+    pairs = list(compared)
     searched: list[int] = []
     notes: list[str] = []
     sizes: dict[str, int] = {}
@@ -193,8 +195,7 @@ def _texts(atlas: Atlas, data: Path) -> None:
     (data / "csv.json").write_text(json.dumps(csv, ensure_ascii=False), encoding="utf-8")
 
 
-def _compared(atlas: Atlas, data: Path, a: int, b: int, progress: Progress) -> None:
-    counts = compare.shared(atlas, a, b, progress=progress)
+def _compared(atlas: Atlas, data: Path, a: int, b: int, counts: np.ndarray) -> None:
     counts.astype("u1").tofile(data / f"shared-{a}-{b}.u8")
     found = compare.disagreements(atlas, a, b, top=DISAGREE_TOP)
     (data / f"disagree-{a}-{b}.json").write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
