@@ -39,6 +39,9 @@ Fixtures for models and data:
                        UMAP compiled; runtimes chosen by measuring are tests/test_runtime_choice.py's): every
                        app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
                        machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
+``measured_cache``     (session) the same made ready as a deployment is (``prepare`` with the runtimes chosen by
+                       measuring), once per run, started early (``@pytest.mark.early("measured-cache")``, tests/early.py):
+                       tests/test_reference_slow.py links it.
 ``browser``            (session) one headless Chromium for the run (under pytest-xdist one for each worker that runs
                        browser tests: the Gradio pages' all in one, see ``GRADIO_PAGES``); each test opens its own context.
 ``app_url``            (session) the fast app (tiny STS data, the prepared cache), shared by the browser tests
@@ -60,6 +63,7 @@ from pathlib import Path
 
 import pytest
 
+import early
 from sbert_demo.config import reload_settings, settings, use_settings
 
 SHIPPED_DATA = Path(__file__).resolve().parents[1] / "data"  # the benchmark data the repository ships
@@ -163,6 +167,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pages = {item.path for item in items if item.get_closest_marker("static_page")}
         items.sort(key=lambda item: 0 if item.path.name in GRADIO_PAGES else 1 if item.path in pages else 2)  # stable
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """In a run without pytest-xdist, the work the selected tests need early (``@pytest.mark.early``: an environment
+    tests/envs.py builds, the measured cache) starts now, in the order the tests come (tests/early.py); under
+    pytest-xdist each test does its own when it needs it."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or session.config.getoption("collectonly"):
+        return
+    names = [marker.args[0] for item in session.items for marker in item.iter_markers("early")]
+    for name in dict.fromkeys(names):
+        if name == "measured-cache":
+            root = measured_root(session.config._tmp_path_factory)  # the tmp_path_factory fixture's own object
+            early.start(str(root), lambda: prepare_folder(root, measured=True, nice=True))
+        else:
+            import envs
+
+            envs.build_early(name)
 
 
 _UNSET = ("SBERT_DEMO_ALLOW_TRAINING", "SBERT_DEMO_MAX_MODELS", "SBERT_DEMO_MAX_MODEL_MB", "SBERT_DEMO_DATASET_ROOTS",
@@ -419,25 +440,53 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture(scope="session")
 def prepared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # SBERT_DEMO_TEST_PREPARED: a folder that several pytest runs share (.ci/run's default and slow runs prepare once)
+    shared = os.environ.get("SBERT_DEMO_TEST_PREPARED", "").strip()
+    # what the apps run with (the CPU-flag rules): their runtimes are the ones prepared
+    return prepare_folder(Path(shared).resolve() if shared else run_folder(tmp_path_factory) / "prepared")
+
+
+@pytest.fixture(scope="session")
+def measured_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder made ready as ``scripts/setup.sh`` makes a deployed machine ready: ``python -m sbert_demo
+    prepare`` with the runtimes chosen by measuring (the deployment's default), so MiniLM's and mpnet's candidates
+    timed on this machine and the winners' artefacts built. Made once per run, started when the run's tests are
+    collected where a selected test asks for it (``@pytest.mark.early("measured-cache")``). Link its parts
+    (``link_prepared``); a test about measuring itself keeps an empty folder."""
+    root = measured_root(tmp_path_factory)
+    return early.result(str(root), lambda: prepare_folder(root, measured=True))
+
+
+def measured_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_folder(tmp_path_factory) / "measured"
+
+
+def prepare_folder(root: Path, measured: bool = False, nice: bool = False) -> Path:
+    """``root``/cache made ready by ``python -m sbert_demo prepare --no-talk --no-benchmark``, once (under a file
+    lock: another pytest-xdist worker waits for it and then uses the same folder), with the apps' environment and
+    their CPU-flag rules, or ``measured`` as a deployment runs (``nice``: at the lowest CPU priority); that folder."""
     import subprocess
     import sys
 
-    from test_browser import app_environment
-
     from filelock import FileLock
 
-    # SBERT_DEMO_TEST_PREPARED: a folder that several pytest runs share (.ci/run's default and slow runs prepare once)
-    shared = os.environ.get("SBERT_DEMO_TEST_PREPARED", "").strip()
-    root = Path(shared).resolve() if shared else run_folder(tmp_path_factory) / "prepared"
+    from test_browser import app_environment
+
     root.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(f"{root}.lock"):  # the first worker prepares; another one waits for it and links the same folder
+    with FileLock(f"{root}.lock"):
         if not (root / "prepared.ok").is_file():
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir()
-            env = app_environment(root, SHIPPED_DATA)  # what the apps run with: their runtimes are the ones prepared
-            done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark"],
-                                  cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
+            env = app_environment(root, SHIPPED_DATA)
+            if measured:  # measured with everything on "auto" (app_environment leaves out SBERT_DEMO_PRECISION)
+                env = {name: value for name, value in env.items() if name not in ("SBERT_DEMO_DEVICE",
+                                                                                   "SBERT_DEMO_BACKEND")}
+                env["SBERT_DEMO_RUNTIME_CHOICE"] = "measure"
+            done = subprocess.run([*(early.NICE if nice else []), sys.executable, "-m", "sbert_demo", "prepare",
+                                   "--no-talk", "--no-benchmark"], cwd=SHIPPED_DATA.parent, env=env,
+                                  capture_output=True, text=True, timeout=1800)
             assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+            (root / "prepare.log").write_text(done.stdout + done.stderr, encoding="utf-8")
             (root / "prepared.ok").write_text("ok\n", encoding="utf-8")
     return root / "cache"
 

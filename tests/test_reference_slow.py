@@ -21,9 +21,10 @@ from sbert_demo.config import reload_settings
 from sbert_demo import cli
 from sbert_demo.data.benchmarks import sts_split
 from sbert_demo.encoding import model_cache
+from sbert_demo.explore.prepare import link_prepared
 from sbert_demo.models import assets, loading
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.compute, pytest.mark.early("measured-cache")]
 
 REFERENCE = {  # Spearman x 100 on the STS benchmark, plain sentence-transformers, fp32
     "dev": {"all-MiniLM-L6-v2": 86.72, "all-mpnet-base-v2": 88.11, "glove-6b-50d": 65.52},
@@ -33,10 +34,11 @@ ALL = "all-MiniLM-L6-v2,all-mpnet-base-v2,glove-6b-50d"
 
 
 @pytest.fixture(scope="module")
-def module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache folder for this module's tests: the runtimes measured and built once (as on a deployed
-    machine), each split's embeddings still computed by the first test that asks for them."""
-    return tmp_path_factory.mktemp("reference-cache")
+def module_cache(tmp_path_factory: pytest.TempPathFactory, measured_cache: Path) -> Path:
+    """One cache folder for this module's tests, started as a deployed machine starts: the run's measured cache
+    linked (the runtimes measured on this machine and built by ``prepare``, as ``scripts/setup.sh`` runs it), each
+    split's embeddings still computed by the first test that asks for them."""
+    return link_prepared(tmp_path_factory.mktemp("reference-cache"), measured_cache)
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@
 Spaces clones the repository, runs ``pip install -r requirements.txt`` (no ``--no-deps`` step, no
 dev extras, so no mpnet pieces) and ``python app.py`` with ``GRADIO_SERVER_NAME`` / ``_PORT`` set.
 This test does exactly that in a scratch folder holding only the repository's files (the environment
-built from nothing once per machine and version of ``requirements.txt``, tests/envs.py), with the Hub
-unreachable (``HF_HUB_OFFLINE=1``) and a fresh home folder (no caches), then drives the app through
+built from nothing once per machine and version of ``requirements.txt``, tests/envs.py, starting when the run's
+tests are collected), with the Hub unreachable (``HF_HUB_OFFLINE=1``) and a fresh home folder (no caches), then
+drives the app through
 ``gradio_client``: Explore with MiniLM + GloVe, the STS dev benchmark for MiniLM (86.72 ± 0.05 from
 the data shipped in the repository), and clear "not available, because ..." rows for mpnet (its
 pieces are not installed this way) and BERT base (it needs the Hub).
@@ -22,7 +23,7 @@ import pytest
 from envs import built_env
 from test_browser import free_port, serve
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.early("spaces")]
 
 REPO = Path(__file__).resolve().parents[1]
 

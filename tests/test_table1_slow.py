@@ -24,7 +24,7 @@ from sbert_demo.data.sts_sets import TABLE1_SETS
 from sbert_demo.models import assets
 from sbert_demo.models.registry import get_registry
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.compute]
 
 
 @pytest.fixture

