@@ -7,6 +7,7 @@ Requirements here are pip comment lines: nothing to download, each set its own d
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.compute]
 def test_an_early_build_is_waited_for_then_reused_and_new_requirements_build_again(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("SBERT_DEMO_TEST_ENVS", str(tmp_path / "envs"))
     monkeypatch.setattr(early, "_started", {})
+    monkeypatch.setattr(early, "_pool", ThreadPoolExecutor(max_workers=1))  # not behind the run's own early work
     monkeypatch.setitem(envs.WANTED, "empty", lambda: ["# the first set"])
     envs.build_early("empty")
     envs.build_early("empty")  # queued once
