@@ -40,8 +40,8 @@ Fixtures for models and data:
                        app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
                        machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
 ``measured_cache``     (session) the same made ready as a deployment is (``prepare`` with the runtimes chosen by
-                       measuring), once per run, started early (``@pytest.mark.early("measured-cache")``, tests/early.py):
-                       tests/test_reference_slow.py links it.
+                       measuring), once per run on the run's quiet machine (never beside other work, see
+                       ``measured_root``): tests/test_reference_slow.py and test_training_slow.py link it.
 ``browser``            (session) one headless Chromium for the run (under pytest-xdist one for each worker that runs
                        browser tests: the Gradio pages' all in one, see ``GRADIO_PAGES``); each test opens its own context.
 ``app_url``            (session) the fast app (tiny STS data, the prepared cache), shared by the browser tests
@@ -63,7 +63,6 @@ from pathlib import Path
 
 import pytest
 
-import early
 from sbert_demo.config import reload_settings, settings, use_settings
 
 SHIPPED_DATA = Path(__file__).resolve().parents[1] / "data"  # the benchmark data the repository ships
@@ -170,19 +169,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """In a run without pytest-xdist, the work the selected tests need early (``@pytest.mark.early``: an environment
-    tests/envs.py builds, the measured cache) starts now, in the order the tests come (tests/early.py); under
-    pytest-xdist each test does its own when it needs it."""
+    """In a run without pytest-xdist, the environments the selected tests install (``@pytest.mark.early``,
+    tests/envs.py) start building now, in the order the tests come (tests/early.py); under pytest-xdist each test
+    builds its own when it needs it."""
     if os.environ.get("PYTEST_XDIST_WORKER") or session.config.getoption("collectonly"):
         return
     names = [marker.args[0] for item in session.items for marker in item.iter_markers("early")]
-    for name in dict.fromkeys(names):
-        if name == "measured-cache":
-            root = measured_root(session.config._tmp_path_factory)  # the tmp_path_factory fixture's own object
-            early.start(str(root), lambda: prepare_folder(root, measured=True, nice=True))
-        else:
-            import envs
+    if names:
+        import envs
 
+        for name in dict.fromkeys(names):
             envs.build_early(name)
 
 
@@ -450,25 +446,24 @@ def prepared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def measured_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cache folder made ready as ``scripts/setup.sh`` makes a deployed machine ready: ``python -m sbert_demo
     prepare`` with the runtimes chosen by measuring (the deployment's default), so MiniLM's and mpnet's candidates
-    timed on this machine and the winners' artefacts built. Made once per run, started when the run's tests are
-    collected where a selected test asks for it (``@pytest.mark.early("measured-cache")``). Link its parts
-    (``link_prepared``); a test about measuring itself keeps an empty folder."""
-    root = measured_root(tmp_path_factory)
-    return early.result(str(root), lambda: prepare_folder(root, measured=True))
+    timed on this machine and the winners' artefacts built. Made once per run, by the first test that asks for it
+    (never early, beside other tests: what it measures must be this machine's speed), or before the run
+    (``SBERT_DEMO_TEST_MEASURED``). Link its parts (``link_prepared``); a test about measuring keeps an empty folder."""
+    return prepare_folder(measured_root(tmp_path_factory), measured=True)
 
 
 def measured_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # SBERT_DEMO_TEST_MEASURED: a folder made before the run, on a quiet machine (.ci/run makes it before its two slow
-    # processes start: measured beside them, mpnet's fast path went to an ONNX Runtime int8 whose STSb dev Spearman is
-    # 0.38 above the reference, past the fast path's 0.3)
+    # processes start). Measured beside other work (started early, in the background), mpnet's fast path went to an
+    # ONNX Runtime int8 whose STSb dev Spearman is 0.38 above the reference, past the fast path's 0.3.
     shared = os.environ.get("SBERT_DEMO_TEST_MEASURED", "").strip()
     return Path(shared).resolve() if shared else run_folder(tmp_path_factory) / "measured"
 
 
-def prepare_folder(root: Path, measured: bool = False, nice: bool = False) -> Path:
+def prepare_folder(root: Path, measured: bool = False) -> Path:
     """``root``/cache made ready by ``python -m sbert_demo prepare --no-talk --no-benchmark``, once (under a file
     lock: another pytest-xdist worker waits for it and then uses the same folder), with the apps' environment and
-    their CPU-flag rules, or ``measured`` as a deployment runs (``nice``: at the lowest CPU priority); that folder."""
+    their CPU-flag rules, or ``measured`` as a deployment runs; that folder."""
     import subprocess
     import sys
 
@@ -486,9 +481,8 @@ def prepare_folder(root: Path, measured: bool = False, nice: bool = False) -> Pa
                 env = {name: value for name, value in env.items() if name not in ("SBERT_DEMO_DEVICE",
                                                                                    "SBERT_DEMO_BACKEND")}
                 env["SBERT_DEMO_RUNTIME_CHOICE"] = "measure"
-            done = subprocess.run([*(early.NICE if nice else []), sys.executable, "-m", "sbert_demo", "prepare",
-                                   "--no-talk", "--no-benchmark"], cwd=SHIPPED_DATA.parent, env=env,
-                                  capture_output=True, text=True, timeout=1800)
+            done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark"],
+                                  cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
             assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
             (root / "prepare.log").write_text(done.stdout + done.stderr, encoding="utf-8")
             (root / "prepared.ok").write_text("ok\n", encoding="utf-8")

@@ -3,9 +3,11 @@ piece at a time in a thread at the lowest CPU priority (its commands run under `
 tests drive pages and wait for apps; a test that needs a piece waits for it (or does it itself where it was never
 started: a run under pytest-xdist, or a test run alone).
 
-A test says what it needs with ``@pytest.mark.early("name")``, a name of :data:`WORK` (tests/conftest.py starts
-them in the order the tests come). Each piece keeps what it makes where its test looks for it (tests/envs.py's
-environments, tests/conftest.py's measured cache), so starting early changes when it is made, never what.
+A test says what it needs with ``@pytest.mark.early("name")``, a name of tests/envs.py's ``WANTED``
+(tests/conftest.py starts them in the order the tests come). Each piece keeps what it makes where its test looks
+for it (tests/envs.py's environments), so starting early changes when it is made, never what. Nothing that
+measures this machine's speed starts early: beside other work it measures that work (tests/conftest.py,
+``measured_root``).
 """
 
 from __future__ import annotations

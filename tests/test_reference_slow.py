@@ -24,7 +24,7 @@ from sbert_demo.encoding import model_cache
 from sbert_demo.explore.prepare import link_prepared
 from sbert_demo.models import assets, loading
 
-pytestmark = [pytest.mark.slow, pytest.mark.compute, pytest.mark.early("measured-cache")]
+pytestmark = [pytest.mark.slow, pytest.mark.compute]
 
 REFERENCE = {  # Spearman x 100 on the STS benchmark, plain sentence-transformers, fp32
     "dev": {"all-MiniLM-L6-v2": 86.72, "all-mpnet-base-v2": 88.11, "glove-6b-50d": 65.52},

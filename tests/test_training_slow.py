@@ -22,7 +22,7 @@ from sbert_demo.training.runner import apply_thread_limit, run_training
 from sbert_demo.explore.prepare import link_prepared
 from sbert_demo.training.settings import config_for, measured_runtimes, training_device
 
-pytestmark = [pytest.mark.slow, pytest.mark.compute, pytest.mark.early("measured-cache")]
+pytestmark = [pytest.mark.slow, pytest.mark.compute]
 
 
 @pytest.fixture
