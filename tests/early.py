@@ -14,10 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
-
-T = TypeVar("T")
-
 NICE = ["nice", "-n", "19"]  # a command run early yields the CPU to the tests
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="early-work")
 _started: dict[str, Future] = {}
@@ -29,10 +25,10 @@ def start(key: str, work: Callable[[], object]) -> None:
         _started[key] = _pool.submit(work)
 
 
-def result(key: str, work: Callable[[], T]) -> T:
-    """What ``work`` makes: waited for where it was queued under ``key``, else made now (at normal priority)."""
+def wait(key: str) -> object | None:
+    """What the work queued under ``key`` made, once it is done; None where nothing was queued under it."""
     future = _started.get(key)
-    return future.result() if future is not None else work()
+    return None if future is None else future.result()
 
 
 def started() -> list[str]:

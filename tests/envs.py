@@ -78,37 +78,39 @@ def build_early(name: str) -> None:
         early.start(str(folder), lambda: _build(name, requirements, folder, 1800, nice=True))
 
 
+def _text(requirements: list[str]) -> str:
+    """The requirements file's text: what the folder's name hashes and what ``ready`` compares."""
+    return "\n".join(requirements) + "\n"
+
+
 def env_folder(name: str, requirements: list[str]) -> Path:
-    text = "\n".join(requirements) + "\n"
-    digest = hashlib.sha256(f"{sys.version}\n{text}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{sys.version}\n{_text(requirements)}".encode()).hexdigest()[:16]
     return envs_root() / f"{name}-{digest}"
 
 
 def ready(folder: Path, requirements: list[str]) -> bool:
-    return ((folder / "bin" / "python").is_file()
-            and (folder / "requirements.txt").read_text() == "\n".join(requirements) + "\n")
+    return (folder / "bin" / "python").is_file() and (folder / "requirements.txt").read_text() == _text(requirements)
 
 
 def built_env(name: str, requirements: list[str], timeout: int = 1800) -> tuple[Path, bool]:
     """The environment installing ``requirements`` (lines for pip): (its folder, whether it was built now, here or
     in the early build this waits for)."""
     folder = env_folder(name, requirements)
-    if str(folder) in early.started():
-        return early.result(str(folder), lambda: folder), True
+    if early.wait(str(folder)) is not None:  # built early, in this run
+        return folder, True
     if ready(folder, requirements):
         return folder, False
     return _build(name, requirements, folder, timeout), True
 
 
 def _build(name: str, requirements: list[str], folder: Path, timeout: int, nice: bool = False) -> Path:
-    text = "\n".join(requirements) + "\n"
     root = envs_root()
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".{folder.name}.{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     niced = early.NICE if nice else []
     subprocess.run([*niced, sys.executable, "-m", "venv", str(staging)], check=True)
-    (staging / "requirements.txt").write_text(text)
+    (staging / "requirements.txt").write_text(_text(requirements))
     install = subprocess.run([*niced, str(staging / "bin" / "python"), "-m", "pip", "install", "--quiet", "-r",
                               str(staging / "requirements.txt")], capture_output=True, text=True, timeout=timeout)
     if install.returncode != 0:
