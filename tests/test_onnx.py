@@ -421,3 +421,47 @@ def test_explore_repeats_come_from_the_result_cache(tiny_sbert_in_models, onnx_a
     unseen = ["Birds sing at dawn.", "A dog barks.", "Rain falls.", "The bus is late."]
     other = explore(unseen, None, [tiny_sbert_in_models])  # sentences never encoded: computed afresh
     assert not other.models[0].cached and other.models[0].sim.shape == (4, 4)
+
+
+SIDE_BY_SIDE = """
+import json, sys, threading
+from sbert_demo.encoding import model_cache  # as the app has it when it starts: transformers not imported yet
+keys = sys.argv[1:]
+gate = threading.Barrier(len(keys))
+runtimes = {}
+def load(key):
+    gate.wait()
+    try:
+        runtimes[key] = model_cache.load(key, backend="onnx", precision="fp32").device.runtime
+    except Exception as exc:
+        runtimes[key] = repr(exc)
+threads = [threading.Thread(target=load, args=(key,)) for key in keys]
+[thread.start() for thread in threads]
+[thread.join() for thread in threads]
+print(json.dumps(runtimes))
+"""
+
+
+def test_models_loaded_side_by_side_first_thing_run_where_asked(make_tiny_bert, plain_sbert, isolated):
+    """Two graph models loaded by two threads at the same moment, first thing in a new process (the app's start: the
+    first page drawn while the background warm-up loads the next model): each runs where it was asked, every time.
+    Both threads imported transformers at once, and one of them failed ("cannot import name 'AutoTokenizer' from
+    'transformers'") and ran in another runtime for the rest of the process (here: 6 processes in 6 had one or two of
+    these three on PyTorch; the app's start with MiniLM and mpnet on OpenVINO: 3 in 3)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    keys = ["tiny-a", "tiny-b", "tiny-c"]
+    for seed, key in enumerate(keys):  # other weights: other identities, so three builds, not one
+        plain_sbert(make_tiny_bert(isolated.models_dir.parent / f"bert-{key}", seed=seed), cached=False).save(
+            str(isolated.models_dir / key))
+        assert model_cache.load(key, backend="onnx", precision="fp32").device.backend == "onnx"  # artefact built
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", SIDE_BY_SIDE, *keys], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    runtimes = json.loads(done.stdout.strip().splitlines()[-1])
+    assert runtimes == {key: model_cache.load(key, backend="onnx", precision="fp32").device.runtime for key in keys}
+    assert all(runtime.startswith("ONNX Runtime fp32, CPU") for runtime in runtimes.values()), runtimes

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..models.libraries import import_hugging_face
 from ..shared import process_wide
 from .cpu import usable_cores
 
@@ -58,6 +59,7 @@ class GraphEncoder:
     (ONNX Runtime here, OpenVINO in :mod:`.openvino_encoder`)."""
 
     def __init__(self, folder: Path, threads: int | None = None):
+        import_hugging_face()  # never two threads at once (the app's start loads models side by side)
         from transformers import AutoTokenizer
 
         manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))

@@ -12,7 +12,8 @@
   identity) made once per request and handed down; the kind builds the model;
 * :mod:`.per_model` — the one way to run something for each chosen model: one outcome shape (a value
   or a readable failure), one runner (resolve once, capability check, progress), one count check;
-* :mod:`.info` — facts read from files without loading a model (embedding size).
+* :mod:`.info` — facts read from files without loading a model (embedding size);
+* :mod:`.libraries` — Hugging Face's libraries imported once, one thread at a time, before a model loads.
 
 Nothing here imports torch at import time, so listing models stays instant.
 

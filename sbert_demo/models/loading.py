@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from .entries import Availability, ModelEntry
 from .identity import fingerprint
 from .kinds import kind_of
+from .libraries import import_hugging_face
 from .registry import Registry, get_registry
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ def build_model(entry: ModelEntry, status: Availability, device: str = "cpu",
         raise ValueError(status.reason or f"{entry.label} is not available.")
     kind = kind_of(entry)
     kind.prepare(entry, status)
+    import_hugging_face()  # never two threads at once (the app's start loads models side by side)
     return kind.load(entry, status, device, notify=notify, registry=registry or get_registry())
 
 
