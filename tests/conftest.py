@@ -33,21 +33,23 @@ Fixtures for models and data:
                        tab-separated format (``TINY_STS`` holds its rows).
 ``mpnet_joined``       (session) all-mpnet-base-v2 joined once per session (~4 s) in its own cache.
 ``prepared_cache``     (session) a cache folder made ready once per run (one for every pytest-xdist worker, under a
-                       file lock; ``SBERT_DEMO_TEST_PREPARED`` names one that several runs share, as .ci/run's default
-                       and slow runs do) by ``python -m sbert_demo prepare``
-                       (mpnet joined, the runtimes the CPU-flag rules pick built, ONNX/OpenVINO artefacts included,
-                       UMAP compiled; runtimes chosen by measuring are tests/test_runtime_choice.py's): every
-                       app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
+                       file lock; ``SBERT_DEMO_TEST_PREPARED`` names one made before the run that several runs share:
+                       .ci/run makes the measured one below first and names it for both) by ``python -m sbert_demo
+                       prepare`` (mpnet joined, the runtimes the CPU-flag rules pick built, ONNX/OpenVINO artefacts
+                       included, UMAP compiled; runtimes chosen by measuring are tests/test_runtime_choice.py's):
+                       every app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
                        machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
 ``measured_cache``     (session) the same made ready as a deployment is (``prepare`` with the runtimes chosen by
-                       measuring), once per run on the run's quiet machine (never beside other work, see
-                       ``measured_root``): tests/test_reference_slow.py and test_training_slow.py link it.
+                       measuring: every candidate's artefacts built, so it holds what the rules pick too), once per
+                       run on the run's quiet machine (never beside other work, see ``measured_root``):
+                       tests/test_reference_slow.py and test_training_slow.py link it.
 ``browser``            (session) one headless Chromium for the run (under pytest-xdist one for each worker that runs
                        browser tests: the Gradio pages' all in one, see ``GRADIO_PAGES``); each test opens its own context.
 ``app_url``            (session) the fast app (tiny STS data, the prepared cache), shared by the browser tests
                        (the audience board's included: boards are per code).
-``real_app``           (session) the app on the shipped data with the real models, started with ``--mcp``: the
-                       slow comparison, the whole visit and the MCP tools are served by it (``RealApp``).
+``real_app``           (session) the app on the shipped data with the real models, started with ``--mcp`` as a
+                       deployed machine runs (``measured_cache`` linked, each model where it was measured fastest):
+                       the slow comparison, the whole visit and the MCP tools are served by it (``RealApp``).
 ``mpnet_in_cache``     links that join into this test's cache folder, so per-test caches stay
                        fresh without re-joining.
 """
@@ -168,6 +170,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: 0 if item.path.name in GRADIO_PAGES else 1 if item.path in pages else 2)  # stable
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers (its own hook is trylast)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A run that names its measured cache (``SBERT_DEMO_TEST_MEASURED``, as .ci/run does for all its runs) makes it
+    now, if no run has yet, before any test or worker starts: on the otherwise quiet machine, so that what it measures
+    is this machine's speed (``measured_cache``)."""
+    shared = os.environ.get("SBERT_DEMO_TEST_MEASURED", "").strip()
+    if shared and not os.environ.get("PYTEST_XDIST_WORKER") and not session.config.getoption("collectonly"):
+        prepare_folder(Path(shared).resolve(), measured=True)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """In a run without pytest-xdist, the environments the selected tests install (``@pytest.mark.early``,
     tests/envs.py) start building now, in the order the tests come (tests/early.py); under pytest-xdist each test
@@ -187,13 +199,15 @@ _UNSET = ("SBERT_DEMO_ALLOW_TRAINING", "SBERT_DEMO_MAX_MODELS", "SBERT_DEMO_MAX_
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Isolated:
-    """Fresh cache and models folders, no network, no leftovers from other tests."""
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Isolated:
+    """Fresh cache and models folders, no network, no leftovers from other tests; UMAP's compiled kernels are the
+    run's (:func:`compiled_kernels`)."""
     import huggingface_hub.constants
 
     cache_dir, models_dir = tmp_path / "sbert-cache", tmp_path / "sbert-models"
     cache_dir.mkdir()
     models_dir.mkdir()
+    (cache_dir / "numba").symlink_to(compiled_kernels(tmp_path_factory), target_is_directory=True)
     monkeypatch.setenv("SBERT_DEMO_CACHE", str(cache_dir))
     monkeypatch.setenv("SBERT_DEMO_MODELS", str(models_dir))
     monkeypatch.setenv("SBERT_DEMO_DATA", "")  # the CLI's --data-dir writes this variable
@@ -212,6 +226,22 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Isolated:
     reset_singletons()
     yield Isolated(cache_dir, models_dir)
     reset_singletons()
+
+
+def compiled_kernels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder every test's own cache folder links as ``numba`` (UMAP's compiled kernels, which hold no state of
+    the app's: numba checks each against its source file and the CPU): the run's prepared cache's when it was made
+    before the run (``SBERT_DEMO_TEST_PREPARED``, as .ci/run makes it), else one folder for the whole run. So the
+    first map in a pytest process loads the kernels instead of compiling them (30-45 s of a core, once in each
+    pytest-xdist worker), or compiles them once for every worker. A test about compiling keeps a cache folder of its
+    own (tests/test_reference_slow.py's ``test_umap_kernels_compile_once_across_starts``)."""
+    shared = os.environ.get("SBERT_DEMO_TEST_PREPARED", "").strip()
+    if shared and (Path(shared) / "prepared.ok").is_file():
+        folder = Path(shared).resolve() / "cache" / "numba"
+    else:
+        folder = run_folder(tmp_path_factory) / "numba"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 # --- models --------------------------------------------------------------------------------------
@@ -476,11 +506,7 @@ def prepare_folder(root: Path, measured: bool = False) -> Path:
         if not (root / "prepared.ok").is_file():
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir()
-            env = app_environment(root, SHIPPED_DATA)
-            if measured:  # measured with everything on "auto" (app_environment leaves out SBERT_DEMO_PRECISION)
-                env = {name: value for name, value in env.items() if name not in ("SBERT_DEMO_DEVICE",
-                                                                                   "SBERT_DEMO_BACKEND")}
-                env["SBERT_DEMO_RUNTIME_CHOICE"] = "measure"
+            env = app_environment(root, SHIPPED_DATA, measured)  # measured: everything on "auto", as deployed
             done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark"],
                                   cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
             assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
@@ -522,9 +548,11 @@ class RealApp:
 
 
 @pytest.fixture(scope="session")
-def real_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> Iterator[RealApp]:
+def real_app(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, measured_cache: Path) -> Iterator[RealApp]:
+    """Started as a deployed machine runs: the run's measured cache linked, each model where it was measured
+    fastest."""
     from test_browser import start_app
 
     root = tmp_path_factory.mktemp("real-app")
-    for url in start_app(root, shipped_data, "server-real.log", ("--mcp",), prepared=prepared_cache):
+    for url in start_app(root, shipped_data, "server-real.log", ("--mcp",), prepared=measured_cache, measured=True):
         yield RealApp(url, root / "models")

@@ -39,8 +39,10 @@ def readme_arguments() -> list[str]:
             return ["--port", str(free_port())]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def readme_app() -> Iterator[str]:
+    """Stopped as soon as its test ends: on a machine not prepared yet its background warm-up goes on preparing
+    (mpnet's runtimes measured and built, minutes of CPU), which would slow every test after it."""
     yield from serve(readme_environment(), readme_arguments(), "server-readme.log")
 
 

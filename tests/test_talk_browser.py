@@ -62,12 +62,13 @@ WATCH_EMPTY = """() => {
 
 
 @pytest.fixture(scope="module")
-def talk_env(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, prepared_cache: Path) -> dict[str, str]:
-    """A prepared machine (the run's prepared cache: runtimes, artefacts, UMAP) that has not seen the talk: no
-    embeddings, no fitted fixes, no step computed. The module's first test walks the talk from it, cold."""
+def talk_env(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, measured_cache: Path) -> dict[str, str]:
+    """A machine prepared as a deployment is (the run's measured cache: runtimes measured and built, UMAP; each
+    model run where it was measured fastest) that has not seen the talk: no embeddings, no fitted fixes, no step
+    computed. The module's first test walks the talk from it, cold."""
     root = tmp_path_factory.mktemp("talk-app")
-    link_prepared(root / "cache", prepared_cache, [part for part in PREPARED_PARTS if part != "fixes"])
-    env = app_environment(root, shipped_data)
+    link_prepared(root / "cache", measured_cache, [part for part in PREPARED_PARTS if part != "fixes"])
+    env = app_environment(root, shipped_data, measured=True)
     for name in ("SBERT_DEMO_FIT_SENTENCES", "SBERT_DEMO_DEVICE"):
         env.pop(name, None)
     return env
