@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -49,7 +50,20 @@ def start_app(root: Path, data_dir: Path, log_name: str, arguments: tuple[str, .
     cache and the app runs each model where that measurement put it, as a deployed machine does); yield its URL."""
     if prepared is not None:
         link_prepared(root / "cache", prepared)
+        if measured:
+            own_decisions(root / "cache")
     yield from serve(app_environment(root, data_dir, measured), ["--port", str(free_port()), *arguments], log_name)
+
+
+def own_decisions(cache: Path) -> Path:
+    """``cache``'s runtime decisions as a copy of its own instead of a link to the run's: an app measures an unsure
+    decision again when the machine is idle, and writes it where it read it; the run's other tests keep theirs."""
+    linked = cache / "runtime"
+    if linked.is_symlink():
+        source = linked.resolve()
+        linked.unlink()
+        shutil.copytree(source, linked)
+    return cache
 
 
 def log_file(log_name: str) -> Path:

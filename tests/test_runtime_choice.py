@@ -250,6 +250,29 @@ def test_an_unsure_decision_is_measured_again_when_idle(tiny_sbert_in_models, me
     assert remeasure.unsure([tiny_sbert_in_models]) == []
 
 
+def test_an_unsure_decision_is_not_measured_again_where_the_rules_or_a_setting_choose(tiny_sbert_in_models, measuring,
+                                                                                       monkeypatch) -> None:
+    # A deployment's prepare left an unsure decision in the cache; an app kept on the CPU-flag rules (as the
+    # ZeroGPU tests and the browser tests' apps run) or asked for a runtime never reads it, so its warm-up neither
+    # waits for an idle machine nor times the runtimes again.
+    from sbert_demo.encoding import remeasure
+
+    encode(tiny_sbert_in_models, TEXTS, use_cache=False)
+    monkeypatch.setattr(runtime_choice.Decision, "unsure", lambda self, fast: True)
+    assert remeasure.unsure([tiny_sbert_in_models]) == [tiny_sbert_in_models]  # measured: it would be again
+    for name, value in (("SBERT_DEMO_RUNTIME_CHOICE", "rules"), ("SBERT_DEMO_BACKEND", "torch"),
+                        ("SBERT_DEMO_PRECISION", "fp32")):
+        with monkeypatch.context() as each:
+            each.setenv(name, value)
+            reload_settings()
+            assert model_cache.kept_decision(tiny_sbert_in_models) is not None  # still kept, still unsure
+            asked = []
+            assert remeasure.unsure([tiny_sbert_in_models]) == []
+            assert remeasure.remeasure_when_idle([tiny_sbert_in_models], idle=lambda: asked.append(1) or True) == {}
+            assert asked == [] and measuring == [1], name
+    reload_settings()
+
+
 def test_the_models_tab_says_what_each_path_runs_on_and_its_speed_up_on_that_paths_work(tiny_sbert_in_models,
                                                                                        measuring) -> None:
     assert model_cache.runtime_summary(tiny_sbert_in_models) == ("measured on first use (python -m sbert_demo "

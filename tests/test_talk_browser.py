@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from test_browser import (ARTIFACTS, PROJECTORS, REPO, app_environment, assert_fits_each_projector, free_port,
-                          log_file, open_page, serve, shoot)
+                          log_file, open_page, own_decisions, serve, shoot)
 
 from sbert_demo.explore.prepare import PREPARED_PARTS, link_prepared
 
@@ -67,7 +67,7 @@ def talk_env(tmp_path_factory: pytest.TempPathFactory, shipped_data: Path, measu
     model run where it was measured fastest) that has not seen the talk: no embeddings, no fitted fixes, no step
     computed. The module's first test walks the talk from it, cold."""
     root = tmp_path_factory.mktemp("talk-app")
-    link_prepared(root / "cache", measured_cache, [part for part in PREPARED_PARTS if part != "fixes"])
+    own_decisions(link_prepared(root / "cache", measured_cache, [part for part in PREPARED_PARTS if part != "fixes"]))
     env = app_environment(root, shipped_data, measured=True)
     for name in ("SBERT_DEMO_FIT_SENTENCES", "SBERT_DEMO_DEVICE"):
         env.pop(name, None)

@@ -23,7 +23,7 @@ not yet on disk (a Hub model before its download):
 * any other CPU runs transformers with ONNX Runtime (:mod:`.onnx_export`, :mod:`.onnx_encoder`):
   fp32 for numbers that are reported (STS tab, ``eval``: the same Spearman as PyTorch fp32 to 0.01,
   1.34-1.57x faster, depending on the CPU), int8 weights where speed matters more than the last
-  0.3 of Spearman (Explore: ``fast=True``; about 2x). Measured on AMD EPYC CPUs (AVX2, no bf16):
+  0.5 of Spearman (Explore: ``fast=True``; about 2x). Measured on AMD EPYC CPUs (AVX2, no bf16):
   see README "Benchmarks".
 * an explicit ``SBERT_DEMO_PRECISION=fp32`` with back-end auto means the plain PyTorch fp32 path;
   GPUs and word-vector models (GloVe) always run in PyTorch.
@@ -159,7 +159,7 @@ def choose(
     """Pick device, back-end and precision; explicit requests win when the hardware can honour them.
 
     ``matmul_heavy=False`` (e.g. averaged word vectors) keeps PyTorch fp32: there is nothing for
-    reduced precision to speed up. ``fast=True`` allows a path that trades up to 0.3 Spearman for
+    reduced precision to speed up. ``fast=True`` allows a path that trades up to 0.5 Spearman for
     speed (int8 weights); without it the choice is lossless.
 
     >>> choose(Hardware(cpu_bf16=True)).precision

@@ -209,8 +209,8 @@ def encode(
 ) -> Encoded:
     """Embed ``texts`` with a registry model.
 
-    ``fast=True`` allows the int8 runtime where it is the automatic choice (Spearman within 0.3 of
-    fp32); the default is lossless, for numbers that are reported. ``notify`` hears what is being
+    ``fast=True`` allows the int8 runtime where it is the automatic choice (Spearman within 0.5 of
+    fp32, ``runtime_choice.FAST_SPEARMAN``); the default is lossless, for numbers that are reported. ``notify`` hears what is being
     prepared when a model's ONNX artefact is built or its runtime measured (once per model version).
     ``precision`` and ``backend`` force a runtime (e.g. ``"int8"`` and ``"onnx"``), as the settings do.
 

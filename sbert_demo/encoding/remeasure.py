@@ -31,10 +31,16 @@ def machine_idle(seconds: float = IDLE_SECONDS, percent: float = IDLE_PERCENT) -
 
 
 def unsure(keys: Sequence[str]) -> list[str]:
-    """The models of ``keys`` whose kept decision is unsure on either path (never measures)."""
+    """The models of ``keys`` that run where measuring put them and whose kept decision is unsure on either path
+    (never measures). A model on the CPU-flag rules (``SBERT_DEMO_RUNTIME_CHOICE=rules``) or on an explicit
+    back-end or precision does not read the decision, so it is not measured again: an app kept on the rules that
+    found an unsure decision in its cache (one a deployment's prepare made) waited for an idle machine and spent
+    minutes timing runtimes it never uses."""
     found = []
     for key in keys:
         try:
+            if not model_cache.measures_runtime(key):
+                continue
             decision = model_cache.kept_decision(key)
         except ValueError:
             continue
