@@ -70,6 +70,7 @@ def test_glove_says_why_it_is_missing_on_python_310(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.slow
+@pytest.mark.compute  # a resolver's dry run: no page, app or deadline
 def test_pips_resolver_installs_the_310_set_for_cpython_310(tmp_path: Path) -> None:
     flat = tmp_path / "requirements-cp310.txt"
     flat.write_text("\n".join(requirements_for(REQUIREMENTS, ZERO_GPU_PYTHON)) + "\n")
@@ -91,6 +92,7 @@ def test_pips_resolver_installs_the_310_set_for_cpython_310(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+@pytest.mark.compute  # an install and the core's tests in it: no page, app or deadline
 @pytest.mark.early("zerogpu-set")
 def test_the_core_passes_on_the_310_sets_versions() -> None:
     folder, _ = built_env("zerogpu-set", zero_gpu_set_requirements())  # 3.10's versions, this CPU's torch, GloVe
