@@ -159,7 +159,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every browser test is a Gradio page's (its file in ``GRADIO_PAGES``) or a static page's (marked). Under
     pytest-xdist the Gradio pages first, then the files with a static page's test, then the rest: the long work
-    starts first."""
+    starts first. In one process (.ci/run's slow runs) the tests that mostly wait on the package index
+    (``@pytest.mark.package_index``) first: at the end, with the other process done, a core would idle while
+    they wait (the resolver's dry run, 65 s at the end of the run beside the pages)."""
     loose = sorted({item.path.name for item in items if item.get_closest_marker("browser")
                     and item.path.name not in GRADIO_PAGES and not item.get_closest_marker("static_page")})
     if loose:
@@ -168,6 +170,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pages = {item.path for item in items if item.get_closest_marker("static_page")}
         items.sort(key=lambda item: 0 if item.path.name in GRADIO_PAGES else 1 if item.path in pages else 2)  # stable
+    else:  # a test that mostly waits on the package index first, while the CPU has work beside it (.ci/run)
+        items.sort(key=lambda item: 0 if item.get_closest_marker("package_index") else 1)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers (its own hook is trylast)

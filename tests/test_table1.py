@@ -53,12 +53,16 @@ def reference_pairs(name: str) -> tuple[list[str], list[str], list[float]]:
 
 
 def plain_spearman(model, name: str) -> float:
-    """The library's cosine of each pair (two equal vectors: 1, a tie), then scipy's Spearman."""
+    """The library's cosine of each pair (two equal vectors: 1, a tie), then scipy's Spearman. Each distinct
+    sentence of the set is encoded once, in one call (the seven sets' 37,700 sentences are 28,570 distinct
+    ones), so a sentence that appears twice has one vector, as it has in the app."""
     from sentence_transformers.util import pairwise_cos_sim
 
     firsts, seconds, scores = reference_pairs(name)
-    a = model.encode(firsts, convert_to_tensor=True).double()
-    b = model.encode(seconds, convert_to_tensor=True).double()
+    distinct = list(dict.fromkeys([*firsts, *seconds]))
+    at = {text: row for row, text in enumerate(distinct)}
+    vectors = model.encode(distinct, convert_to_tensor=True).double()
+    a, b = vectors[[at[text] for text in firsts]], vectors[[at[text] for text in seconds]]
     cosines = np.where((a == b).all(dim=1).numpy(), 1.0, pairwise_cos_sim(a, b).numpy())
     return float(spearmanr(scores, cosines)[0])
 

@@ -71,6 +71,7 @@ def test_glove_says_why_it_is_missing_on_python_310(monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.slow
 @pytest.mark.compute  # a resolver's dry run: no page, app or deadline
+@pytest.mark.package_index
 def test_pips_resolver_installs_the_310_set_for_cpython_310(tmp_path: Path) -> None:
     flat = tmp_path / "requirements-cp310.txt"
     flat.write_text("\n".join(requirements_for(REQUIREMENTS, ZERO_GPU_PYTHON)) + "\n")
