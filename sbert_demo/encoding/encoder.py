@@ -210,8 +210,9 @@ def encode(
     """Embed ``texts`` with a registry model.
 
     ``fast=True`` allows the int8 runtime where it is the automatic choice (Spearman within 0.5 of
-    fp32, ``runtime_choice.FAST_SPEARMAN``); the default is lossless, for numbers that are reported. ``notify`` hears what is being
-    prepared when a model's ONNX artefact is built or its runtime measured (once per model version).
+    fp32, ``runtime_choice.FAST_SPEARMAN``); the default is lossless, for numbers that are reported.
+    ``notify`` hears what is being prepared when a model's ONNX artefact is built or its runtime
+    measured (once per model version).
     ``precision`` and ``backend`` force a runtime (e.g. ``"int8"`` and ``"onnx"``), as the settings do.
 
     >>> encode("all-MiniLM-L6-v2", ["A man bites a dog.", "A dog bites a man."]).embeddings.shape

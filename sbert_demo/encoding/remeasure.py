@@ -33,9 +33,9 @@ def machine_idle(seconds: float = IDLE_SECONDS, percent: float = IDLE_PERCENT) -
 def unsure(keys: Sequence[str]) -> list[str]:
     """The models of ``keys`` that run where measuring put them and whose kept decision is unsure on either path
     (never measures). A model on the CPU-flag rules (``SBERT_DEMO_RUNTIME_CHOICE=rules``) or on an explicit
-    back-end or precision does not read the decision, so it is not measured again: an app kept on the rules that
-    found an unsure decision in its cache (one a deployment's prepare made) waited for an idle machine and spent
-    minutes timing runtimes it never uses."""
+    back-end or precision does not read the decision, so it is never measured again: an app on the rules whose
+    cache holds an unsure decision (a deployment's prepare made it) neither waits for an idle machine nor times
+    runtimes it does not use."""
     found = []
     for key in keys:
         try:
