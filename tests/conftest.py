@@ -161,7 +161,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     pytest-xdist the Gradio pages first, then the files with a static page's test, then the rest: the long work
     starts first. In one process (.ci/run's slow runs) the tests that mostly wait on the package index
     (``@pytest.mark.package_index``) first: at the end, with the other process done, a core would idle while
-    they wait (the resolver's dry run, 65 s at the end of the run beside the pages)."""
+    they wait (the resolver's dry run, 65 s at the end of the run beside the pages); then the compute tests that
+    keep one core busy (:func:`single_core`)."""
     loose = sorted({item.path.name for item in items if item.get_closest_marker("browser")
                     and item.path.name not in GRADIO_PAGES and not item.get_closest_marker("static_page")})
     if loose:
@@ -171,7 +172,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         pages = {item.path for item in items if item.get_closest_marker("static_page")}
         items.sort(key=lambda item: 0 if item.path.name in GRADIO_PAGES else 1 if item.path in pages else 2)  # stable
     else:  # a test that mostly waits on the package index first, while the CPU has work beside it (.ci/run)
-        items.sort(key=lambda item: 0 if item.get_closest_marker("package_index") else 1)
+        items.sort(key=lambda item: 0 if item.get_closest_marker("package_index") else 1 if single_core(item) else 2)
+
+
+def single_core(item: pytest.Item) -> bool:
+    """A compute test that keeps one core busy (``@pytest.mark.one_core``: the core's tests in one pytest process,
+    UMAP's kernels compiled): right after the package index's, it runs while the other slow process keeps the other
+    core busy; in its file's place, at the end, it ran alone with a core idle (the 3.10 core run, 144 s at the end of
+    .ci/run on an AMD EPYC)."""
+    return bool(item.get_closest_marker("compute") and item.get_closest_marker("one_core"))
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers (its own hook is trylast)
@@ -494,6 +503,11 @@ def measured_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(shared).resolve() if shared else run_folder(tmp_path_factory) / "measured"
 
 
+# What the run's prepared cache makes ready: a first visit's models (prepare's default) and the static model distilled
+# from MiniLM (the published maps and Table 1's static check use it; distilled once per run, not in each cache folder).
+PREPARED_MODELS = ("glove-6b-50d", "all-MiniLM-L6-v2", "all-mpnet-base-v2", "static-minilm")
+
+
 def prepare_folder(root: Path, measured: bool = False) -> Path:
     """``root``/cache made ready by ``python -m sbert_demo prepare --no-talk --no-benchmark``, once (under a file
     lock: another pytest-xdist worker waits for it and then uses the same folder), with the apps' environment and
@@ -511,7 +525,8 @@ def prepare_folder(root: Path, measured: bool = False) -> Path:
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir()
             env = app_environment(root, SHIPPED_DATA, measured)  # measured: everything on "auto", as deployed
-            done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark"],
+            done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark",
+                                   "--models", ",".join(PREPARED_MODELS)],
                                   cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
             assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
             (root / "prepare.log").write_text(done.stdout + done.stderr, encoding="utf-8")

@@ -52,17 +52,25 @@ def reference_pairs(name: str) -> tuple[list[str], list[str], list[float]]:
     return firsts, seconds, scores
 
 
-def plain_spearman(model, name: str) -> float:
-    """The library's cosine of each pair (two equal vectors: 1, a tie), then scipy's Spearman. Each distinct
-    sentence of the set is encoded once, in one call (the seven sets' 37,700 sentences are 28,570 distinct
-    ones), so a sentence that appears twice has one vector, as it has in the app."""
+def plain_vectors(model, names) -> dict:
+    """sentence-transformers' ``encode`` of every distinct sentence of the sets ``names``, in one call: each
+    sentence's vector (float64) by its text. The seven sets' 37,700 sentences are 26,139 distinct ones (28,570
+    set by set), so a sentence that appears twice, in one set or in two, has one vector, as it has in the app."""
+    distinct = list(dict.fromkeys(text for name in names for firsts, seconds, _ in [reference_pairs(name)]
+                                  for text in (*firsts, *seconds)))
+    vectors = model.encode(distinct, convert_to_tensor=True).double()
+    return dict(zip(distinct, vectors))
+
+
+def plain_spearman(model, name: str, vectors: dict | None = None) -> float:
+    """The library's cosine of each pair (two equal vectors: 1, a tie), then scipy's Spearman, on the set's vectors
+    from :func:`plain_vectors` (``vectors``: made for several sets at once, else for this one)."""
+    import torch
     from sentence_transformers.util import pairwise_cos_sim
 
     firsts, seconds, scores = reference_pairs(name)
-    distinct = list(dict.fromkeys([*firsts, *seconds]))
-    at = {text: row for row, text in enumerate(distinct)}
-    vectors = model.encode(distinct, convert_to_tensor=True).double()
-    a, b = vectors[[at[text] for text in firsts]], vectors[[at[text] for text in seconds]]
+    vectors = vectors if vectors is not None else plain_vectors(model, [name])
+    a, b = torch.stack([vectors[text] for text in firsts]), torch.stack([vectors[text] for text in seconds])
     cosines = np.where((a == b).all(dim=1).numpy(), 1.0, pairwise_cos_sim(a, b).numpy())
     return float(spearmanr(scores, cosines)[0])
 
