@@ -161,8 +161,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     pytest-xdist the Gradio pages first, then the files with a static page's test, then the rest: the long work
     starts first. In one process (.ci/run's slow runs) the tests that mostly wait on the package index
     (``@pytest.mark.package_index``) first: at the end, with the other process done, a core would idle while
-    they wait (the resolver's dry run, 65 s at the end of the run beside the pages); then the compute tests that
-    keep one core busy (:func:`single_core`)."""
+    they wait (the resolver's dry run, 65 s at the end of the run beside the pages)."""
     loose = sorted({item.path.name for item in items if item.get_closest_marker("browser")
                     and item.path.name not in GRADIO_PAGES and not item.get_closest_marker("static_page")})
     if loose:
@@ -172,15 +171,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         pages = {item.path for item in items if item.get_closest_marker("static_page")}
         items.sort(key=lambda item: 0 if item.path.name in GRADIO_PAGES else 1 if item.path in pages else 2)  # stable
     else:  # a test that mostly waits on the package index first, while the CPU has work beside it (.ci/run)
-        items.sort(key=lambda item: 0 if item.get_closest_marker("package_index") else 1 if single_core(item) else 2)
-
-
-def single_core(item: pytest.Item) -> bool:
-    """A compute test that keeps one core busy (``@pytest.mark.one_core``: the core's tests in one pytest process,
-    UMAP's kernels compiled): right after the package index's, it runs while the other slow process keeps the other
-    core busy; in its file's place, at the end, it ran alone with a core idle (the 3.10 core run, 144 s at the end of
-    .ci/run on an AMD EPYC)."""
-    return bool(item.get_closest_marker("compute") and item.get_closest_marker("one_core"))
+        items.sort(key=lambda item: 0 if item.get_closest_marker("package_index") else 1)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers (its own hook is trylast)

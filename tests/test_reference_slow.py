@@ -149,7 +149,6 @@ def test_fast_path_stays_within_its_bound(offline_models, monkeypatch) -> None:
         assert result.runtime == resolved_precision(key, fast=True) or "fp32" in result.runtime
 
 
-@pytest.mark.one_core  # numba compiles on one thread
 def test_umap_kernels_compile_once_across_starts(tmp_path) -> None:
     """The second process loads UMAP's numba kernels from the cache folder instead of compiling them."""
     import os

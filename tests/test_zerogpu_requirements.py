@@ -95,7 +95,6 @@ def test_pips_resolver_installs_the_310_set_for_cpython_310(tmp_path: Path) -> N
 @pytest.mark.slow
 @pytest.mark.compute  # an install and the core's tests in it: no page, app or deadline
 @pytest.mark.early("zerogpu-set")
-@pytest.mark.one_core  # one pytest process
 def test_the_core_passes_on_the_310_sets_versions() -> None:
     folder, _ = built_env("zerogpu-set", zero_gpu_set_requirements())  # 3.10's versions, this CPU's torch, GloVe
     python = folder / "bin" / "python"
