@@ -494,20 +494,22 @@ def measured_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(shared).resolve() if shared else run_folder(tmp_path_factory) / "measured"
 
 
-# What the run's prepared cache makes ready: a first visit's models (prepare's default) and the static model distilled
-# from MiniLM (the published maps and Table 1's static check use it; distilled once per run, not in each cache folder).
-PREPARED_MODELS = ("glove-6b-50d", "all-MiniLM-L6-v2", "all-mpnet-base-v2", "static-minilm")
+# Made ready in the run's prepared cache besides a first visit's models (prepare's default, ``FIRST_MODELS``): the static
+# model distilled from MiniLM (the published maps and Table 1's static check use it; distilled once per run, not in
+# each cache folder).
+ALSO_PREPARED = ("static-minilm",)
 
 
 def prepare_folder(root: Path, measured: bool = False) -> Path:
-    """``root``/cache made ready by ``python -m sbert_demo prepare --no-talk --no-benchmark``, once (under a file
-    lock: another pytest-xdist worker waits for it and then uses the same folder), with the apps' environment and
-    their CPU-flag rules, or ``measured`` as a deployment runs; that folder."""
+    """``root``/cache made ready by ``python -m sbert_demo prepare --no-talk --no-benchmark`` for a first visit's models
+    and :data:`ALSO_PREPARED`, once (under a file lock: another pytest-xdist worker waits for it and then uses the same
+    folder), with the apps' environment and their CPU-flag rules, or ``measured`` as a deployment runs; that folder."""
     import subprocess
     import sys
 
     from filelock import FileLock
 
+    from sbert_demo.explore.prepare import FIRST_MODELS
     from test_browser import app_environment
 
     root.parent.mkdir(parents=True, exist_ok=True)
@@ -517,7 +519,7 @@ def prepare_folder(root: Path, measured: bool = False) -> Path:
             root.mkdir()
             env = app_environment(root, SHIPPED_DATA, measured)  # measured: everything on "auto", as deployed
             done = subprocess.run([sys.executable, "-m", "sbert_demo", "prepare", "--no-talk", "--no-benchmark",
-                                   "--models", ",".join(PREPARED_MODELS)],
+                                   "--models", ",".join((*FIRST_MODELS, *ALSO_PREPARED))],
                                   cwd=SHIPPED_DATA.parent, env=env, capture_output=True, text=True, timeout=1800)
             assert done.returncode == 0, f"prepare failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
             (root / "prepare.log").write_text(done.stdout + done.stderr, encoding="utf-8")
