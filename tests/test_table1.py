@@ -52,24 +52,36 @@ def reference_pairs(name: str) -> tuple[list[str], list[str], list[float]]:
     return firsts, seconds, scores
 
 
-def plain_vectors(model, names) -> dict:
-    """sentence-transformers' ``encode`` of every distinct sentence of the sets ``names``, in one call: each
-    sentence's vector (float64) by its text. The seven sets' 37,700 sentences are 26,139 distinct ones (28,570
-    set by set), so a sentence that appears twice, in one set or in two, has one vector, as it has in the app."""
+def plain_vectors(folder: Path, names, label: str) -> dict:
+    """sentence-transformers' ``encode`` of every distinct sentence of the sets ``names``, in one call, by the model
+    in ``folder``: each sentence's vector (float64) by its text. The seven sets' 37,700 sentences are 26,139 distinct
+    ones (28,570 set by set), so a sentence that appears twice, in one set or in two, has one vector, as it has in the
+    app. Kept per machine while the model, the sentences, the libraries, the CPU and this file are unchanged
+    (tests/references.py; ``label`` names the model in the file's name)."""
+    import torch
+
+    from references import kept_vectors
+
     distinct = list(dict.fromkeys(text for name in names for firsts, seconds, _ in [reference_pairs(name)]
                                   for text in (*firsts, *seconds)))
-    vectors = model.encode(distinct, convert_to_tensor=True).double()
+
+    def encode(sentences):
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(folder), device="cpu")
+        return model.encode(list(sentences), convert_to_tensor=True).cpu().numpy()
+
+    vectors = torch.from_numpy(kept_vectors(f"{label}.{'+'.join(names)}", folder, distinct, encode)).double()
     return dict(zip(distinct, vectors))
 
 
-def plain_spearman(model, name: str, vectors: dict | None = None) -> float:
+def plain_spearman(name: str, vectors: dict) -> float:
     """The library's cosine of each pair (two equal vectors: 1, a tie), then scipy's Spearman, on the set's vectors
-    from :func:`plain_vectors` (``vectors``: made for several sets at once, else for this one)."""
+    from :func:`plain_vectors` (made for this set or for several at once)."""
     import torch
     from sentence_transformers.util import pairwise_cos_sim
 
     firsts, seconds, scores = reference_pairs(name)
-    vectors = vectors if vectors is not None else plain_vectors(model, [name])
     a, b = torch.stack([vectors[text] for text in firsts]), torch.stack([vectors[text] for text in seconds])
     cosines = np.where((a == b).all(dim=1).numpy(), 1.0, pairwise_cos_sim(a, b).numpy())
     return float(spearmanr(scores, cosines)[0])
