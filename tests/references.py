@@ -31,23 +31,18 @@ def references_root() -> Path:
                 or Path.home() / ".cache" / "sbert-demo" / "test-references")
 
 
-def _cpu() -> bytes:
-    lines = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
-    first = [line for line in lines if line.startswith(("model name", "flags"))][:2]
-    return "\n".join([*first, str(os.cpu_count())]).encode()
-
-
 def _key(folder: Path, sentences: Sequence[str]) -> str:
+    from sbert_demo.encoding.devices import detect_hardware
+    from sbert_demo.encoding.runtime_choice import machine_identity
+
     digest = hashlib.sha256()
     for name in LIBRARIES:
         digest.update(f"{name}=={version(name)}\n".encode())
-    digest.update(_cpu())
+    digest.update(machine_identity(detect_hardware()).encode())  # the CPU, its flags and threads, as the app names it
     digest.update(CODE.read_bytes())
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):  # links followed: the joined mpnet weights
-        digest.update(str(path.relative_to(folder)).encode())
         with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+            digest.update(f"{path.relative_to(folder)}:{hashlib.file_digest(handle, 'sha256').hexdigest()}".encode())
     digest.update("\n".join(sentences).encode())
     return digest.hexdigest()[:16]
 
@@ -59,10 +54,12 @@ def kept_vectors(label: str, folder: Path, sentences: Sequence[str],
     model and sets in the file's name."""
     root = references_root()
     path = root / f"{label}-{_key(folder, sentences)}.npy"
-    if path.is_file():
+    try:
         vectors = np.load(path)
         if vectors.shape[0] == len(sentences) and np.isfinite(vectors).all():
             return vectors
+    except (OSError, ValueError):  # none kept yet, or a file that cannot be read: encoded again below
+        pass
     vectors = np.asarray(encode(sentences), dtype=np.float32)
     root.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}")
