@@ -124,6 +124,29 @@ def test_fewer_threads_than_cores_are_not_pinned_to_a_core(tiny_sbert_in_models,
         assert loaded.model.compiled.get_property("ENABLE_CPU_PINNING") is (threads == cores)
 
 
+def test_a_prepared_artefact_reached_through_another_cache_folder_is_not_compiled_again(
+        tiny_sbert_in_models, openvino_everywhere, isolated, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache folder linking a prepared machine's parts (``link_prepared``: the test run's apps, the benches) imports
+    the blob the prepared folder keeps: OpenVINO names a blob after the graph's path, which differed through each
+    link, so every such process compiled again and wrote a blob of its own (mpnet: 436 MB each). The export's own
+    check, compiled in a folder about to be renamed, keeps none."""
+    from sbert_demo.explore.prepare import link_prepared
+
+    compiled = isolated.cache_dir / "openvino" / "compiled"
+    first = {precision: encode(tiny_sbert_in_models, SENTENCES, use_cache=False, precision=precision,
+                               backend="openvino").embeddings for precision in ("fp32", "int8")}
+    kept = sorted(compiled.rglob("*.blob"))
+    assert len(kept) == 2, kept  # the fp32 graph and the int8 model, compiled once each: none for the int8 check
+    elsewhere = link_prepared(tmp_path / "another-cache", isolated.cache_dir)
+    monkeypatch.setenv("SBERT_DEMO_CACHE", str(elsewhere))
+    reload_settings()
+    model_cache.model_cache.reset()
+    for precision, vectors in first.items():
+        again = encode(tiny_sbert_in_models, SENTENCES, use_cache=False, precision=precision, backend="openvino")
+        assert again.runtime.startswith(f"OpenVINO {precision}") and np.array_equal(again.embeddings, vectors)
+    assert sorted(compiled.rglob("*.blob")) == kept
+
+
 def test_an_int8_model_that_cannot_be_made_falls_back_to_onnx_runtime(tiny_sbert_in_models, openvino_everywhere,
                                                                       monkeypatch, caplog) -> None:
     def refused(*args, **kwargs):
