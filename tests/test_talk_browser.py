@@ -350,9 +350,10 @@ def test_every_tab_fits_each_screen(browser, talk_app) -> None:
             seconds[f"{name} {tab}"] = round(time.perf_counter() - started, 1)
             if name == "laptop":
                 started = time.perf_counter()
-                page.set_viewport_size(dict(zip(("width", "height"), SIZES["projector"])))
+                width, height = SIZES["projector"]
+                page.set_viewport_size({"width": width, "height": height})
                 page.wait_for_timeout(1000)  # the figures follow the window (page.js, Plotly's resize)
-                assert page.evaluate("[innerWidth, innerHeight]") == list(SIZES["projector"])
+                assert page.evaluate("[innerWidth, innerHeight]") == [width, height]
                 problems[("projector", tab)] = page.evaluate(TEXT_PROBLEMS)
                 page.screenshot(path=str(ARTIFACTS / f"tab-{tab}-projector.png"))
                 seconds[f"projector {tab}"] = round(time.perf_counter() - started, 1)

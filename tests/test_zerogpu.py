@@ -219,6 +219,7 @@ def test_a_zero_gpu_start_asks_for_no_gpu(tmp_path: Path, prepared_cache: Path) 
         from sbert_demo.ui import app as ui_app
         from sbert_demo.explore import prepare
         from sbert_demo.encoding.encoder import GPU_BATCH_MIN, encode
+        from sbert_demo.gpu import on_the_cpu
         whole = prepare._benchmark_sentences()
         benchmark = whole[:600]
         assert len(benchmark) == 600 > GPU_BATCH_MIN and len(whole) == 2910
@@ -228,7 +229,6 @@ def test_a_zero_gpu_start_asks_for_no_gpu(tmp_path: Path, prepared_cache: Path) 
         ui_app.start_warm_up().join()  # the warm-up thread a start runs, waited for
         drawn = ui_app.draw_first_page()
         calls = list(spaces.CALLS)
-        from sbert_demo.gpu import on_the_cpu
         with on_the_cpu():  # read back without a GPU call
             kept = {key: encode(key, benchmark).computed for key in prepare.FIRST_MODELS}
         print(json.dumps({"calls": calls, "drawn": drawn is not None, "cuda": torch.cuda.is_initialized(),
@@ -266,9 +266,9 @@ def test_a_visitors_work_asks_for_the_calls_expected(tmp_path: Path, prepared_ca
     assert seen["explore"] == 0
     (sts_calls, spearman) = seen["sts"]
     assert [call[:2] for call in sts_calls] == [["_encode_on_gpu", math.ceil(30 + seen["dev"] / 2000)]]
-    # the call ran in the forked worker (it took measurable time) and asked for no more than spaces.GPU's default
-    # 60 s; how long it took here on a CPU says nothing about a GPU slice, so it is not compared with the ask
-    assert 0 < sts_calls[0][2] and sts_calls[0][1] <= 60
+    # the call ran in the forked worker (it took measurable time); how long it took here on a CPU says nothing about
+    # a GPU slice, so it is not compared with the duration asked
+    assert 0 < sts_calls[0][2]
     assert abs(spearman - 86.72) < 0.1  # the vectors came back from the call
     assert seen["table1"] == [["_encode_on_gpu", math.ceil(30 + seen["texts"] / 2000)]]
     assert list(seen["scores"]) == ["stsb"] and 81 < seen["scores"]["stsb"] * 100 < 84  # MiniLM on STSb test
