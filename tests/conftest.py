@@ -178,10 +178,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A run that names its measured cache (``SBERT_DEMO_TEST_MEASURED``, as .ci/run does for all its runs) makes it
     now, if no run has yet, before any test or worker starts: on the otherwise quiet machine, so that what it measures
-    is this machine's speed (``measured_cache``)."""
+    is this machine's speed (``measured_cache``). Then it writes the file ``SBERT_DEMO_TEST_READY`` names, where one
+    is named: .ci/run starts the slow run's work with no page or app beside the default run once the measured cache
+    is made (nothing else runs while it measures)."""
     shared = os.environ.get("SBERT_DEMO_TEST_MEASURED", "").strip()
     if shared and not os.environ.get("PYTEST_XDIST_WORKER") and not session.config.getoption("collectonly"):
         prepare_folder(Path(shared).resolve(), measured=True)
+        ready = os.environ.get("SBERT_DEMO_TEST_READY", "").strip()
+        if ready:
+            Path(ready).write_text("the run's measured cache is made\n", encoding="utf-8")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
