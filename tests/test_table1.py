@@ -52,26 +52,17 @@ def reference_pairs(name: str) -> tuple[list[str], list[str], list[float]]:
     return firsts, seconds, scores
 
 
-def plain_vectors(folder: Path, names, label: str) -> dict:
+def plain_vectors(folder: Path, names) -> dict:
     """sentence-transformers' ``encode`` of every distinct sentence of the sets ``names``, in one call, by the model
     in ``folder``: each sentence's vector (float64) by its text. The seven sets' 37,700 sentences are 26,139 distinct
     ones (28,570 set by set), so a sentence that appears twice, in one set or in two, has one vector, as it has in the
-    app. Kept per machine while the model, the sentences, the libraries, the CPU and this file are unchanged
-    (tests/references.py; ``label`` names the model in the file's name)."""
-    import torch
-
-    from references import kept_vectors
+    app. The real models' numbers from it are shipped (tests/references.py makes them)."""
+    from sentence_transformers import SentenceTransformer
 
     distinct = list(dict.fromkeys(text for name in names for firsts, seconds, _ in [reference_pairs(name)]
                                   for text in (*firsts, *seconds)))
-
-    def encode(sentences):
-        from sentence_transformers import SentenceTransformer
-
-        model = SentenceTransformer(str(folder), device="cpu")
-        return model.encode(list(sentences), convert_to_tensor=True).cpu().numpy()
-
-    vectors = torch.from_numpy(kept_vectors(f"{label}.{'+'.join(names)}", folder, distinct, encode)).double()
+    model = SentenceTransformer(str(folder), device="cpu")
+    vectors = model.encode(distinct, convert_to_tensor=True).cpu().double()
     return dict(zip(distinct, vectors))
 
 

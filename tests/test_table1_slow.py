@@ -1,11 +1,10 @@
 """Table 1 and the static tier with the real offline models (slow: minutes on two CPU cores; -m slow).
 
-Every number is checked against the library's own path, computed here: sentence-transformers'
-``encode`` of each set's sentences, the cosine of each pair, ``scipy.stats.spearmanr`` (see
-``tests/test_table1.py`` for the reference reader; the library's vectors are kept per machine while the model,
-the sentences, the libraries and the CPU are unchanged, tests/references.py; the app's numbers are computed in
-every run). MiniLM runs all seven sets; mpnet, six times
-slower, STSb (the sets' reader is the same for all seven). The static model distilled from MiniLM is checked for
+Every number is checked against the library's own path: sentence-transformers' ``encode`` of each set's
+sentences, the cosine of each pair, ``scipy.stats.spearmanr`` (see ``tests/test_table1.py`` for the reference
+reader), computed once and shipped with the model files and pairs they were made from (tests/references.json, made
+by tests/references.py; checked here against the files this run reads); the app's numbers are computed in every
+run. MiniLM runs all seven sets; mpnet, six times slower, STSb (the sets' reader is the same for all seven). The static model distilled from MiniLM is checked for
 what the README reports: above whitened GloVe on STSb test, and equal to what sentence-transformers'
 ``StaticEmbedding`` computes from the saved folder.
 """
@@ -17,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
-from test_table1 import plain_spearman, plain_vectors, reference_pairs
+from references import plain_spearman_shipped
+from test_table1 import reference_pairs
 
 from sbert_demo.benchmark.evaluation import evaluate
 from sbert_demo.benchmark.table1 import table1
@@ -40,9 +40,9 @@ def minilm() -> Path:
 def test_minilm_on_the_seven_sets_equals_plain_sentence_transformers(minilm: Path) -> None:
     (row,) = table1(["all-MiniLM-L6-v2"])
     assert row.ok and row.complete and row.runtime.startswith("PyTorch fp32"), row.runtime
-    vectors = plain_vectors(minilm, TABLE1_SETS, "all-MiniLM-L6-v2")  # every set's sentences in one call, as the app
+    plain = plain_spearman_shipped("all-MiniLM-L6-v2", minilm, TABLE1_SETS)  # every set's sentences in one call
     for name in TABLE1_SETS:
-        assert row.scores[name] * 100 == pytest.approx(plain_spearman(name, vectors) * 100, abs=0.05), name
+        assert row.scores[name] * 100 == pytest.approx(plain[name] * 100, abs=0.05), name
     assert row.scores["stsb"] * 100 == pytest.approx(82.03, abs=0.01)  # tests/test_reference_slow.py's figure
     assert all(row.scores[name] > 0.70 for name in TABLE1_SETS)  # every set: SBERT is far above GloVe (~0.5)
 
@@ -50,8 +50,8 @@ def test_minilm_on_the_seven_sets_equals_plain_sentence_transformers(minilm: Pat
 def test_mpnet_on_stsb_equals_plain_sentence_transformers(mpnet_in_cache: Path) -> None:
     (row,) = table1(["all-mpnet-base-v2"], sets=("stsb",))
     assert row.ok and set(row.scores) == {"stsb"}
-    vectors = plain_vectors(mpnet_in_cache, ["stsb"], "all-mpnet-base-v2")
-    assert row.scores["stsb"] * 100 == pytest.approx(plain_spearman("stsb", vectors) * 100, abs=0.05)
+    plain = plain_spearman_shipped("all-mpnet-base-v2", mpnet_in_cache, ["stsb"])
+    assert row.scores["stsb"] * 100 == pytest.approx(plain["stsb"] * 100, abs=0.05)
     assert row.scores["stsb"] * 100 == pytest.approx(83.42, abs=0.01)
 
 
