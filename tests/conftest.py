@@ -141,6 +141,10 @@ GRADIO_PAGES = frozenset({"test_audience_browser.py", "test_browser.py", "test_j
                           "test_why_browser.py"})
 
 
+# The fixtures that need the run's prepared cache folder (``prepare_folder``).
+PREPARED_FIXTURES = frozenset({"prepared_cache", "measured_cache", "app_url", "real_app"})
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: an environment without it (the 3.10 set) still runs
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """``--dist loadfile``, with the Gradio pages' files together as one unit of work."""
@@ -159,7 +163,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every browser test is a Gradio page's (its file in ``GRADIO_PAGES``) or a static page's (marked). Under
     pytest-xdist the Gradio pages first, then the files with a static page's test, then the rest: the long work
-    starts first. In one process (.ci/run's slow runs) the tests that mostly wait on the package index
+    starts first; where the run makes its prepared cache itself, the files that need it last (the other worker runs
+    the rest while the Gradio pages' first app waits for it). In one process (.ci/run's slow runs) the tests that
+    mostly wait on the package index
     (``@pytest.mark.package_index``) first: at the end, with the other process done, a core would idle while
     they wait (the resolver's dry run, 65 s at the end of the run beside the pages)."""
     loose = sorted({item.path.name for item in items if item.get_closest_marker("browser")
@@ -169,7 +175,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                 "tests/conftest.py, or mark a static page's test @pytest.mark.static_page")
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pages = {item.path for item in items if item.get_closest_marker("static_page")}
-        items.sort(key=lambda item: 0 if item.path.name in GRADIO_PAGES else 1 if item.path in pages else 2)  # stable
+        if not os.environ.get("SBERT_DEMO_TEST_PREPARED", "").strip():
+            # The run makes its prepared cache itself (3.5 min on 2 cores), when the Gradio pages' first app asks for
+            # it: the other worker runs the files that need none meanwhile, instead of waiting for it (a standalone
+            # run of the default tests on a 2-core AMD EPYC: 863 s, 199 s of them the second worker waiting).
+            later = {item.path for item in items if PREPARED_FIXTURES & set(getattr(item, "fixturenames", ()))}
+        else:
+            later = set()
+        items.sort(key=lambda item: 0 if item.path.name in GRADIO_PAGES else 3 if item.path in later
+                   else 1 if item.path in pages else 2)  # stable: each file's tests in their order
     else:  # a test that mostly waits on the package index first, while the CPU has work beside it (.ci/run)
         items.sort(key=lambda item: 0 if item.get_closest_marker("package_index") else 1)
 
