@@ -22,8 +22,12 @@ Example::
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from dataclasses import dataclass
 
 import numpy as np
@@ -330,3 +334,20 @@ def warm_up() -> None:
     if project_2d(points).method != "UMAP":
         raise RuntimeError("The warm-up map did not use UMAP, so its kernels are still to compile.")
     logger.info("UMAP warmed up in %.1f s.", time.perf_counter() - start)
+
+
+def start_compiling() -> subprocess.Popen | None:
+    """Compile UMAP's kernels into the cache folder in a child process, beside the caller's other work: the
+    compile is numba's, in Python, holding one core and the interpreter's lock for 35-50 s on a 2-core AMD EPYC,
+    while the models' ONNX artefacts are built on the other core. None where this cache folder has them already
+    (then :func:`warm_up` loads them in about 5 s). Wait for it, then call :func:`warm_up`, which loads what it
+    compiled (or compiles, should the child have failed)."""
+    from ..config import settings
+    from .numba_cache import compiled_here
+
+    if compiled_here():
+        return None
+    env = {**os.environ, "SBERT_DEMO_CACHE": str(settings().cache_dir)}
+    return subprocess.Popen([sys.executable, "-c", "from sbert_demo.explore.projection import warm_up; warm_up()"],
+                            cwd=Path(__file__).resolve().parents[2], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
