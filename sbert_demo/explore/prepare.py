@@ -113,6 +113,8 @@ def _prepare(keys: Sequence[str], say: Callable[[str], None] | None, maps: bool,
     if maps:
         if compiling is not None:
             compiling.wait()
+        else:  # compiled already: only the loading is timed
+            umap_started = time.perf_counter()
         warm_up()  # loads what the child compiled (or compiles, had it failed)
         umap_s = time.perf_counter() - umap_started
     return [Prepared(key, seconds[key], runtimes.get((key, False), ""), runtimes.get((key, True), ""), errors.get(key),
