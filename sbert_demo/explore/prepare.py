@@ -16,6 +16,9 @@ app's background warm-up at every start (where it only loads what is already pre
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,21 +53,46 @@ def prepare(keys: Sequence[str] = FIRST_MODELS, say: Callable[[str], None] | Non
             maps: bool = True, benchmark: bool = True, remeasure: bool = False) -> tuple[list[Prepared], float | None]:
     """Each available model of ``keys`` loaded on the fast path (Explore) and then the lossless one (reported
     numbers), its runtimes measured and its artefacts built where this machine has none yet; then (``benchmark``)
-    each model's embeddings of STSb dev, the STS tab's first run, where the cache lacks them; UMAP's kernels
-    compiled (``maps``) by a child process beside that work, after the runtimes' timings (which need the machine to
-    themselves), and loaded here at the end (the standalone default test run's prepare on a 2-core AMD EPYC Zen 4:
-    169 s with the compile first, UMAP 33.6 s of it). Returns (one :class:`Prepared` per key, UMAP's seconds from
-    the compile's start, or None). A model that cannot be prepared is reported, never raised: the
-    app then tries again on first use and says why it cannot. ``remeasure``: each transformer's runtimes
-    measured again, the new rounds added to the kept ones."""
+    each model's embeddings of STSb dev, the STS tab's first run, where the cache lacks them. The work that measures
+    nothing, UMAP's kernels compiled (``maps``) and the models a first load builds (a static model's distillation),
+    is done by child processes beside the last measured transformer's artefact builds (mpnet's: minutes of one
+    core's work, the other core idle) and waited for before its runtimes are timed, which needs the machine to
+    itself (the run's measured prepare on a 2-core AMD EPYC Zen 3: 322.5 s with the static model distilled after
+    the timings). Returns (one :class:`Prepared` per key, UMAP's seconds from the compile's start, or None). A model
+    that cannot be prepared is reported, never raised: the app then tries again on first use and says why it
+    cannot. ``remeasure``: each transformer's runtimes measured again, the new rounds added to the kept ones."""
     with on_the_cpu():  # on ZeroGPU a restart spends none of the visitors' GPU minutes (sbert_demo.gpu)
         return _prepare(keys, say, maps, benchmark, remeasure)
 
 
+class _Beside:
+    """The child processes that prepare what measures nothing, started once, waited for before a timing."""
+
+    def __init__(self, maps: bool, built: Sequence[str], say: Callable[[str], None] | None):
+        self.maps, self.built, self.say = maps, built, say
+        self.children: list[subprocess.Popen] = []
+        self.started = False
+        self.compile_started: float | None = None  # where UMAP's kernels are compiled here, not loaded
+
+    def start(self) -> None:
+        if self.started:
+            return
+        self.started = True
+        if self.maps and (compiling := start_compiling()) is not None:
+            self.compile_started = time.perf_counter()
+            self.children.append(compiling)
+        if self.built:
+            if self.say:
+                self.say(f"Building {', '.join(self.built)} in a child process beside the rest")
+            self.children.append(start_loading(self.built))
+
+    def wait(self) -> None:
+        for child in self.children:
+            child.wait()  # a child that failed leaves its work to this process, which does it below
+
+
 def _prepare(keys: Sequence[str], say: Callable[[str], None] | None, maps: bool,
              benchmark: bool, remeasure: bool) -> tuple[list[Prepared], float | None]:
-    umap_started = time.perf_counter()
-    compiling = None
     registry = get_registry()
     seconds = dict.fromkeys(keys, 0.0)
     runtimes: dict[tuple[str, bool], str] = {}
@@ -75,18 +103,21 @@ def _prepare(keys: Sequence[str], say: Callable[[str], None] | None, maps: bool,
             errors[key] = status.reason
     verdicts: dict[str, tuple[str, str]] = {}
     measuring = [key for key in keys if key not in errors and model_cache.measures_runtime(key, registry)]
-    if maps and not measuring:  # UMAP's compile beside the models' artefacts, on another core
-        compiling = start_compiling()
-    for key in measuring:
+    beside = _Beside(maps, [key for key in keys if key not in errors and registry.kind(key).built_on_first_load],
+                     say)
+    for number, key in enumerate(measuring, start=1):
+        last = number == len(measuring)
+        if last:  # the children beside its artefacts' builds, which leave a core idle
+            beside.start()
         started = time.perf_counter()
         try:  # the runtimes measured here (or read back), again where asked
-            decision = model_cache.runtime_decision(key, notify=say, again=remeasure)
+            decision = model_cache.runtime_decision(key, notify=say, again=remeasure,
+                                                    settle=beside.wait if last else None)
             verdicts[key] = decision.verdict(False), decision.verdict(True)
         except ValueError:
             pass  # no local transformer (a Hub model not downloaded): the encode below says why
         seconds[key] += time.perf_counter() - started
-    if maps and measuring:  # after the timings, which need the machine to themselves
-        umap_started, compiling = time.perf_counter(), start_compiling()
+    beside.start()  # where nothing is measured
     for fast in (True, False):
         for key in keys:
             if key in errors:
@@ -109,16 +140,27 @@ def _prepare(keys: Sequence[str], say: Callable[[str], None] | None, maps: bool,
         except ValueError as exc:
             errors[key] = str(exc)
         seconds[key] += time.perf_counter() - started
+    beside.wait()
     umap_s = None
     if maps:
-        if compiling is not None:
-            compiling.wait()
-        else:  # compiled already: only the loading is timed
-            umap_started = time.perf_counter()
+        loading = time.perf_counter()
         warm_up()  # loads what the child compiled (or compiles, had it failed)
-        umap_s = time.perf_counter() - umap_started
+        umap_s = time.perf_counter() - (beside.compile_started or loading)
     return [Prepared(key, seconds[key], runtimes.get((key, False), ""), runtimes.get((key, True), ""), errors.get(key),
                      *verdicts.get(key, ("", ""))) for key in keys], umap_s
+
+
+def start_loading(keys: Sequence[str]) -> subprocess.Popen:
+    """A child process that loads ``keys`` once each into this cache folder, so that what their first load builds
+    (a static model's distillation) is made beside the caller's other work; loading them here afterwards finds it
+    made (or, had the child failed, makes it)."""
+    from ..config import settings
+
+    code = ("import sys\nfrom sbert_demo.encoding.encoder import encode\n"
+            "for key in sys.argv[1:]:\n    encode(key, ['Getting ready.'], use_cache=False)\n")
+    return subprocess.Popen([sys.executable, "-c", code, *keys], cwd=Path(__file__).resolve().parents[2],
+                            env={**os.environ, "SBERT_DEMO_CACHE": str(settings().cache_dir)},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _benchmark_sentences() -> list[str]:

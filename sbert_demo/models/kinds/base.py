@@ -47,6 +47,7 @@ class ModelKind:
     onnx: bool = True  # exported to ONNX Runtime when that is the fastest (a sentence embedder's graph)
     token_limited: bool = True  # texts past the model's token limit are cut (and the cut is reported)
     batch_size: int | None = None  # texts per forward pass when the kind needs another size than the caller's
+    built_on_first_load: bool = False  # its first load makes something kept (a distillation): prepare, in a child
     layout: str = "sentence-transformers"  # the folder layout it loads from (:func:`local.folder_problem`)
     train_fields: frozenset[str] = frozenset({"max_seq_length"})  # training settings beyond the common ones
     # Part of the model's identity: a new value when the kind computes its vectors another way, so
