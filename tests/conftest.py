@@ -191,12 +191,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers (its own hook is trylast)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A run that names its measured cache (``SBERT_DEMO_TEST_MEASURED``, as .ci/run does for all its runs) makes it
-    now, if no run has yet, before any test or worker starts: on the otherwise quiet machine, so that what it measures
+    now, if no run has yet, before any test or worker starts and once no environment is being built
+    (tests/envs.py): on the otherwise quiet machine, so that what it measures
     is this machine's speed (``measured_cache``). Then it writes the file ``SBERT_DEMO_TEST_READY`` names, where one
     is named: .ci/run starts the slow run's work with no page or app beside the default run once the measured cache
     is made (nothing else runs while it measures)."""
     shared = os.environ.get("SBERT_DEMO_TEST_MEASURED", "").strip()
     if shared and not os.environ.get("PYTEST_XDIST_WORKER") and not session.config.getoption("collectonly"):
+        if not (Path(shared) / "prepared.ok").is_file():
+            import envs
+
+            envs.wait_for_builds()  # .ci/run builds the slow tests' environments beside setup: none beside this
         prepare_folder(Path(shared).resolve(), measured=True)
         ready = os.environ.get("SBERT_DEMO_TEST_READY", "").strip()
         if ready:

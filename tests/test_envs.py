@@ -7,6 +7,7 @@ Requirements here are pip comment lines: nothing to download, each set its own d
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -54,3 +55,13 @@ def test_two_builders_of_one_environment_build_it_once(tmp_path: Path, monkeypat
         both = list(pool.map(lambda _: envs._build("empty", requirements, folder, 600), range(2)))
     assert both == [folder, folder] and builds == [folder]
     assert envs.built_env("empty", requirements) == (folder, False)
+
+    # the measured cache waits for a build in progress (tests/conftest.py, pytest_sessionstart)
+    other = ["# another set"]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        building = pool.submit(envs._build, "empty", other, envs.env_folder("empty", other), 600)
+        while len(builds) < 2:  # the build holds its lock
+            time.sleep(0.01)
+        envs.wait_for_builds()
+        assert envs.ready(envs.env_folder("empty", other), other)  # renamed into place before the lock is let go
+    assert building.result() == envs.env_folder("empty", other)
