@@ -577,6 +577,54 @@ def test_model_identity(tiny_sbert_in_models, isolated) -> None:
     assert loading.model_identity(entry, status) != identity
 
 
+def _install(site: Path, weights: bytes) -> Path:
+    """A package as pip installs it into ``site`` (site-packages): its files, then the record of their hashes."""
+    import base64
+    import hashlib
+
+    folder = site / "tiny_model_pkg" / "model"
+    folder.mkdir(parents=True)
+    (folder / "weights.bin").write_bytes(weights)
+    (folder / "config.json").write_text('{"dim": 4}')
+    info = site / "tiny_model_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-model-pkg\nVersion: 1.0\n")
+    rows = []
+    for file in sorted(folder.iterdir()):
+        digest = base64.urlsafe_b64encode(hashlib.sha256(file.read_bytes()).digest()).rstrip(b"=").decode()
+        rows.append(f"tiny_model_pkg/model/{file.name},sha256={digest},{file.stat().st_size}")
+    (info / "RECORD").write_text("\n".join([*rows, "tiny_model_pkg-1.0.dist-info/RECORD,,"]) + "\n")
+    return folder
+
+
+def test_a_packages_model_keeps_its_identity_when_installed_again(tmp_path) -> None:
+    """pip writes a package's files at install time: a fresh environment (a new setup, a CI checkout) with the same
+    package keeps the model's identity (its measured runtimes, built artefacts and cached embeddings), while a file
+    edited after the install, or a copy outside a package, counts by its time."""
+    from sbert_demo.models.identity import fingerprint
+
+    def identity(folder: Path) -> str:
+        return fingerprint("sbert", "mean", folder, (folder,))
+
+    first = _install(tmp_path / "one" / "site-packages", b"\x01" * 64)
+    os.utime(first / "weights.bin", ns=(10**18, 10**18))  # another install time (the record is newer still)
+    again = _install(tmp_path / "two" / "lib" / "site-packages", b"\x01" * 64)
+    other = _install(tmp_path / "three" / "site-packages", b"\x02" * 64)
+    assert identity(first) == identity(again) != identity(other)
+
+    edited = again / "weights.bin"
+    record = again.parents[1] / "tiny_model_pkg-1.0.dist-info" / "RECORD"
+    edited.write_bytes(b"\x03" * 64)  # the same size, written after the record
+    os.utime(edited, ns=(record.stat().st_mtime_ns + 1, record.stat().st_mtime_ns + 1))
+    assert identity(again) != identity(first)
+
+    copy = shutil.copytree(first, tmp_path / "plain" / "model")  # not a package's: by place and time
+    before = identity(copy)
+    assert before != identity(first)
+    os.utime(copy / "weights.bin", ns=(10**18 + 5, 10**18 + 5))
+    assert identity(copy) != before
+
+
 def test_model_identity_depends_on_pooling(add_tiny_bert) -> None:
     registry = get_registry()
     identities = set()
