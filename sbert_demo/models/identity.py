@@ -16,12 +16,13 @@ Example::
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+from ..shared import memoize
 
 # Bump when the way embeddings are computed changes, so cached vectors from older code are ignored.
 ENCODING_VERSION = "2"
@@ -73,7 +74,7 @@ def installed(path: Path) -> Installed | None:
     return None
 
 
-@functools.lru_cache(maxsize=64)
+@memoize(maxsize=64)
 def _package(root: str, top: str) -> Package | None:
     """The distribution installed in ``root`` that holds the top-level folder ``top``."""
     for name in _names(top):
