@@ -32,15 +32,16 @@ _IGNORED_FILES = {"README.md", "desktop.ini", ".gitattributes", "sbert_demo_card
 def stat_signature(path: Path) -> list[str]:
     """``name:size:mtime`` of ``path`` (a file) or of every file under it (a folder); ``name:size:sha256=…``
     for a file a package installed, as pip recorded it (:func:`installed`)."""
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    folder = path.is_dir()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if folder else [path]
+    owner = installed(path)  # once for the folder: its files are the same package's
     rows = []
     for file in files:
         if file.name in _IGNORED_FILES or file.name.endswith(".lock"):
             continue
         stat = file.stat()
-        name = file.relative_to(path) if path.is_dir() else file.name
-        owner = installed(file)
-        recorded = owner.package.files.get(owner.path) if owner else None
+        name = file.relative_to(path).as_posix() if folder else file.name
+        recorded = owner.package.files.get(f"{owner.path}/{name}" if folder else owner.path) if owner else None
         if recorded is not None and recorded[1] == stat.st_size and stat.st_mtime_ns <= owner.package.recorded_ns:
             rows.append(f"{name}:{stat.st_size}:sha256={recorded[0]}")
         else:  # not a package's, or written since pip recorded it
