@@ -311,6 +311,43 @@ def test_a_rehearsal_with_key_presses_a_reload_and_mashing(browser, talk_app) ->
     context.close()
 
 
+# The queued event that answers a step (ui/talk.py's show_step, asked for through the hidden #talk-show).
+ANSWER_FN = """() => {
+  const config = window.gradio_config;
+  const show = config.components.find((c) => c.props && c.props.elem_id === 'talk-show').id;
+  return config.dependencies.filter((d) => d.queue && d.targets.some(([id, event]) => id === show && event === 'click'))
+    .map((d) => d.id);
+}"""
+
+
+def test_a_burst_of_key_presses_asks_for_one_answer_at_a_time(browser, talk_app) -> None:
+    """Five presses 60 ms apart on a slow network (300 ms each way): the page asks for an answer, then, once it has
+    ended, for the newest step only; it lands on step 5, and nothing is asked for again afterwards (Gradio fires the
+    radio's change again with the step unchanged while other events update it: those ask for nothing)."""
+    url, _ = talk_app
+    context, page = open_talk(browser, url, SIZES["projector"])
+    (answer_fn,) = page.evaluate(ANSWER_FN)
+    posts: list[tuple[float, int | None]] = []
+    page.on("request", lambda r: posts.append((time.monotonic(), json.loads(r.post_data or "{}").get("fn_index")))
+            if r.method == "POST" and "/gradio_api/" in r.url else None)
+    network = context.new_cdp_session(page)
+    network.send("Network.enable")
+    network.send("Network.emulateNetworkConditions", {"offline": False, "latency": 300, "downloadThroughput": -1,
+                                                      "uploadThroughput": -1})
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(60)
+    assert settle(page, 5) == {"title": "5", "address": "5", "qr": "5"}
+    settled = time.monotonic()
+    page.wait_for_timeout(6000)
+    answers = [fn for _, fn in posts if fn == answer_fn]
+    assert 1 <= len(answers) <= 2, answers  # the first press's answer, then the newest step's (ungated: one a press)
+    later = [fn for at, fn in posts if at > settled + 1]
+    assert len(later) <= 4, later  # no stream of events with the step unchanged (ungated: about 6 a second)
+    assert page.evaluate(WHERE)["title"] == "5"
+    context.close()
+
+
 TABS = {  # tab: (deep link, main button or None, true once its result is on the page)
     "explore": ("?tab=explore&set=paraphrase-questions&models=glove-6b-50d,glove-6b-50d%2Bwhiten,all-MiniLM-L6-v2",
                 "#explore-run", "document.querySelectorAll('.map .js-plotly-plot').length >= 3"),

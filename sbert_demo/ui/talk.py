@@ -8,7 +8,10 @@ page in one place:
   in the browser (no server round trip), and the title, figures, QR code and address all follow it.
   Every change is stamped (:data:`STAMP_JS`), and a step's answer that is no longer the newest of its
   page is dropped: a step still computing, or the live training's stream, stops the moment the
-  presenter moves on (:data:`shown_steps`), and the step they moved to follows at once.
+  presenter moves on (:data:`shown_steps`), and the step they moved to follows at once. A page has one
+  answer under way at a time (page.js asks through the hidden ``talk-show`` once the last one has ended,
+  for the newest step only), so an older step's answer never lands after a newer one's; a change that
+  Gradio fires again with the step unchanged keeps its stamp and asks for nothing.
 * **Every step at once.** A step's numbers are kept once computed (:mod:`sbert_demo.talk.rehearsal`);
   ``python -m sbert_demo prepare`` or **Rehearse** on the title slide computes all of them before the
   talk. A step asked for before then shows its title and a progress box at once, never an empty frame.
@@ -50,8 +53,13 @@ from .links import TabParts, page_address
 
 POLL_S = 0.25  # how often a step being computed (or the training) is looked at
 TRAINING_POLL_S = 0.5
-# A step change's layout to draw for and its stamp (page.js: a counter of this page).
-STAMP_JS = "() => window.sbertDemoTalkStamp()"
+# A step change's layout to draw for and its stamp (page.js: a counter of this page); without a step, a new stamp.
+STAMP_JS = "(s) => window.sbertDemoTalkStamp(s)"
+NEW_STAMP_JS = "() => window.sbertDemoTalkStamp()"
+# Ask for the step's answer (page.js clicks the hidden "talk-show" once the page's previous answer has ended),
+# and say that an answer ended.
+ASK_JS = "() => window.sbertDemoTalkAsk()"
+ANSWERED_JS = "() => window.sbertDemoTalkAnswered()"
 # The room's board kept by the browser for this tab (sessionStorage), so a reload of the presenter keeps it.
 REMEMBERED_JS = "() => window.sbertDemoTalkRoom()"
 REMEMBER_JS = "(s) => window.sbertDemoTalkRoom(s)"
@@ -406,6 +414,8 @@ def build_tab() -> TabParts:
         right = gr.Plot(show_label=False, visible=False, elem_id="talk-right")
     table = gr.HTML(visible=False, elem_id="talk-table")
     again = gr.Button("Train again (a new live run)", visible=False, scale=0, elem_id="talk-train-again")
+    # What page.js clicks to ask for the step's answer: one answer of the page under way at a time.
+    ask = gr.Button("Show the step", elem_id="talk-show", elem_classes="preload")
     # Plotly's script fetched while the title slide shows, not at step 1's key press: an empty figure off screen.
     gr.Plot(value=slides.blank_figure(), show_label=False, elem_id="talk-preload", elem_classes="preload")
     # What the browser tells the server with each step change: the layout to draw for and the change's stamp.
@@ -426,32 +436,37 @@ def build_tab() -> TabParts:
     remembered = gr.Textbox(visible=False, elem_id="talk-room-memory")  # this tab's board, kept over a reload
     opened = gr.on(None, page_roles, None, [token, followed, follow_timer], **QUIET)
     # The QR code when the page opens, and again at each step (it opens the room's phones at that step).
-    gr.on([step.change, room.change], follow_along, [step, room, token, followed], qr_card, **QUIET)
+    gr.on([ask.click, room.change], follow_along, [step, room, token, followed], qr_card, **QUIET)
     opened.then(follow_along, [step, room, token, followed], qr_card, **QUIET)
     opened.then(publish_step, [step, token, followed], None, **QUIET)
-    step.change(publish_step, [step, token, followed], None, **QUIET)
+    ask.click(publish_step, [step, token, followed], None, **QUIET)
     gr.on([forward.click, back.click, step.input], leave_follow, followed, [followed, follow_timer], **QUIET)
     follow_timer.tick(follow_presenter, [followed, step], step, show_progress="hidden", api_visibility="private",
                       concurrency_id="talk-follow", concurrency_limit=None)
     gr.on(None, room_from_link, remembered, [room, room_status, room_timer, link_problem], js=REMEMBERED_JS, **QUIET)
-    gr.on([step.change, room.change, link_problem.change], room_controls, [step, room, link_problem],
+    gr.on([ask.click, room.change, link_problem.change], room_controls, [step, room, link_problem],
           [start, room_timer, shown_key, room_status], **QUIET)
     step.change(None, step, js="(s) => window.sbertDemoStepInUrl(s)", **QUIET)  # the address follows the step
     shown = [title, caption, left, right, waiting, table, intro_box, again, room_row]
-    stamped = step.change(None, None, [layout, stamp], js=STAMP_JS, **QUIET)
+    # A step change is stamped and noted at once (an answer under way for an older change stops), then asked for.
+    # One answer per page at a time: a step's answer reaches the page after every older one has ended, never
+    # before (Gradio's "always_last" lets two answers start together when changes come quickly).
+    stamped = step.change(None, step, [layout, stamp], js=STAMP_JS, **QUIET)
     stamped.then(note_step, [step, stamp], None, **QUIET)
-    stamped.then(clear_failure, None, failure, **QUIET)
-    showing = stamped.then(failures_inline(show_step), [step, room, layout, stamp], shown, api_name="talk_step",
-                           concurrency_id="talk", concurrency_limit=4, show_progress_on=waiting,
-                           trigger_mode="always_last")
+    stamped.then(None, js=ASK_JS, **QUIET)
+    ask.click(clear_failure, None, failure, **QUIET)
+    showing = ask.click(failures_inline(show_step), [step, room, layout, stamp], shown, api_name="talk_step",
+                        concurrency_id="talk", concurrency_limit=4, show_progress_on=waiting,
+                        trigger_mode="always_last")
+    showing.then(None, js=ANSWERED_JS, **QUIET)
+    showing.failure(None, js=ANSWERED_JS, **QUIET)  # Gradio runs no .then after a failure
     showing.failure(last_failure, None, failure, **QUIET)
     gr.on(None, lambda: intro_html(), None, intro, **QUIET)
     action([rehearse_button.click], rehearse, None, intro, failures_to=failure, api_visibility="private",
            concurrency_id="talk-rehearse", concurrency_limit=1)
     action([again.click], train_again, None, None, failures_to=failure, api_visibility="private",
-           concurrency_id="board").success(None, None, [layout, stamp], js=STAMP_JS, **QUIET).then(
-        show_step, [step, room, layout, stamp], shown, show_progress="hidden", api_visibility="private",
-        concurrency_id="talk")
+           concurrency_id="board").success(None, None, [layout, stamp], js=NEW_STAMP_JS, **QUIET).then(
+        note_step, [step, stamp], None, **QUIET).then(None, js=ASK_JS, **QUIET)  # the new run, as a step change
     action([start.click], start_room, None, [room, room_timer, remembered], failures_to=failure,
            api_visibility="private", concurrency_id="board").success(
         None, remembered, None, js=REMEMBER_JS, **QUIET).success(  # kept by the browser: a reload keeps the board

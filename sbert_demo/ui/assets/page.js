@@ -44,11 +44,41 @@
     return Math.max(0, Math.min(TALK_STEPS - 1, current + delta));
   };
   let talkStamp = 0;
-  window.sbertDemoTalkStamp = () => {
+  let talkStamped = null;  // the step and layout of the newest stamp
+  window.sbertDemoTalkStamp = (step) => {
     // Sent with each step change: the layout to draw the step for, and a count that orders the page's
-    // changes (the server drops a step's answer once a newer change has been stamped).
-    talkStamp += 1;
-    return [window.innerWidth < 640 ? "phone" : "screen", talkStamp];
+    // changes (the server drops a step's answer once a newer change has been stamped). Gradio fires the
+    // radio's change again, with the step unchanged, while the page's other events update it: such a
+    // change keeps the stamp, so nothing is asked for again. Called with no step (Train again): a new stamp.
+    const layout = window.innerWidth < 640 ? "phone" : "screen";
+    const key = step === undefined ? null : `${step}|${layout}`;
+    if (key === null || key !== talkStamped) { talkStamp += 1; talkStamped = key; }
+    return [layout, talkStamp];
+  };
+  // The presenter view's step answers, one per page at a time (ui/talk.py): a step change asks for its answer
+  // (the hidden #talk-show) at once, or, while an answer is under way, once that one has ended. The server
+  // ends an answer the moment a newer change is stamped, so the wait is short; the newest change is the one
+  // asked for, however many came meanwhile. So no older step's answer can reach the page after a newer one's.
+  const TALK_ASK_WAIT_MS = 10000;  // ask anyway after this long: an answer whose end the page never heard of
+  let talkAsking = false;
+  let talkAsked = 0;  // the stamp last asked for
+  let talkAskAgain = null;  // the timer of a change waiting for the answer under way
+  const talkAskNow = () => {
+    const button = document.getElementById("talk-show");
+    if (talkAskAgain !== null) { clearTimeout(talkAskAgain); talkAskAgain = null; }
+    if (!button) { return; }
+    talkAsking = true;
+    talkAsked = talkStamp;
+    button.click();
+  };
+  window.sbertDemoTalkAsk = () => {
+    if (talkStamp === talkAsked) { return; }  // the change kept its stamp: the answer is the one asked for
+    if (!talkAsking) { talkAskNow(); return; }
+    if (talkAskAgain === null) { talkAskAgain = setTimeout(talkAskNow, TALK_ASK_WAIT_MS); }
+  };
+  window.sbertDemoTalkAnswered = () => {
+    talkAsking = false;
+    if (talkAskAgain !== null) { talkAskNow(); }
   };
   window.sbertDemoTalkRoom = (room) => {
     // The presenter's board for this tab (sessionStorage: kept over a reload, never in the address bar a
