@@ -51,8 +51,9 @@
     // radio's change again, with the step unchanged, while the page's other events update it: such a
     // change keeps the stamp, so nothing is asked for again. Called with no step (Train again): a new stamp.
     const layout = window.innerWidth < 640 ? "phone" : "screen";
-    const key = step === undefined ? null : `${step}|${layout}`;
-    if (key === null || key !== talkStamped) { talkStamp += 1; talkStamped = key; }
+    const key = `${step}|${layout}`;
+    if (step === undefined || key !== talkStamped) { talkStamp += 1; }
+    if (step !== undefined) { talkStamped = key; }  // Train again's stamp leaves the step's: a repeat stays one
     return [layout, talkStamp];
   };
   // The presenter view's step answers, one per page at a time (ui/talk.py): a step change asks for its answer
