@@ -33,9 +33,10 @@ if [ "${1:-}" = "--dev" ] && ! command -v npm >/dev/null; then
   fi
 fi
 if [ "${1:-}" != "--dev" ]; then
-  # This machine made ready once (about 3 minutes on 2 cores): mpnet joined, each transformer's CPU
-  # runtimes measured and its ONNX artefacts built, UMAP compiled, all kept in the cache folder, so
-  # a first visitor waits for none of it. If it fails, the app does the same on first use.
+  # This machine made ready once (about 7 minutes on a 2-core AMD EPYC, docs/benchmarks.md): mpnet joined,
+  # each transformer's CPU runtimes measured and its ONNX Runtime and OpenVINO artefacts built, UMAP compiled,
+  # the talk's steps computed, all kept in the cache folder, so a first visitor waits for none of it. If it
+  # fails, the app does the same on first use.
   .venv/bin/python -m sbert_demo prepare || echo "Preparation did not finish; the app prepares on first use." >&2
 fi
 echo "sbert-demo is set up in .venv"
