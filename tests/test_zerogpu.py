@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow  # each test starts a fresh interpreter that imports the whole app (~25 s)
+# Each test starts a fresh interpreter that imports the whole app (~25 s) and computes in it: no page, no app
+# served, no deadline (-m compute: .ci/run runs it beside the pages, at the lowest CPU priority).
+pytestmark = [pytest.mark.slow, pytest.mark.compute]
 
 STAND_IN = '''
 """A stand-in for Hugging Face's ``spaces`` 0.51.3 in ZeroGPU mode, for a machine without CUDA. It does
