@@ -23,7 +23,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # Each test starts a fresh interpreter that imports the whole app (~25 s) and computes in it: no page, no app
-# served, no deadline (-m compute: .ci/run runs it beside the pages, at the lowest CPU priority).
+# served, no timing to keep, only limits far above its time (a run 600 s, the training job 300 s: at most 80 s and
+# 21 s at the lowest CPU priority beside the pages, 2-core AMD EPYC). -m compute: .ci/run runs it there.
 pytestmark = [pytest.mark.slow, pytest.mark.compute]
 
 STAND_IN = '''
