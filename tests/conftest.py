@@ -34,11 +34,12 @@ Fixtures for models and data:
 ``mpnet_joined``       (session) all-mpnet-base-v2 joined once per session (~4 s) in its own cache.
 ``prepared_cache``     (session) a cache folder made ready once per run (one for every pytest-xdist worker, under a
                        file lock; ``SBERT_DEMO_TEST_PREPARED`` names one made before the run that several runs share:
-                       .ci/run makes the measured one below first and names it for both) by ``python -m sbert_demo
-                       prepare`` (mpnet joined, the runtimes the CPU-flag rules pick built, ONNX/OpenVINO artefacts
-                       included, UMAP compiled; runtimes chosen by measuring are tests/test_runtime_choice.py's):
-                       every app a test starts links its parts (``start_app(..., prepared=...)``), as a prepared
-                       machine starts. Tests about preparing (a cold start, a fresh machine) keep empty folders.
+                       scripts/test.sh names this machine's measured one below for both, scripts/test-cache.sh) by
+                       ``python -m sbert_demo prepare`` (mpnet joined, the runtimes the CPU-flag rules pick built,
+                       ONNX/OpenVINO artefacts included, UMAP compiled; runtimes chosen by measuring are
+                       tests/test_runtime_choice.py's): every app a test starts links its parts
+                       (``start_app(..., prepared=...)``), as a prepared machine starts. Tests about preparing (a
+                       cold start, a fresh machine) keep empty folders.
 ``measured_cache``     (session) the same made ready as a deployment is (``prepare`` with the runtimes chosen by
                        measuring: every candidate's artefacts built, so it holds what the rules pick too), once per
                        run on the run's quiet machine (never beside other work, see ``measured_root``):
@@ -190,22 +191,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers (its own hook is trylast)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """A run that names its measured cache (``SBERT_DEMO_TEST_MEASURED``, as .ci/run does for all its runs) makes it
-    now, if no run has yet, before any test or worker starts and once no environment is being built
-    (tests/envs.py): on the otherwise quiet machine, so that what it measures
-    is this machine's speed (``measured_cache``). Then it writes the file ``SBERT_DEMO_TEST_READY`` names, where one
-    is named: .ci/run starts the slow run's work with no page or app beside the default run once the measured cache
-    is made (nothing else runs while it measures)."""
-    shared = os.environ.get("SBERT_DEMO_TEST_MEASURED", "").strip()
-    if shared and not os.environ.get("PYTEST_XDIST_WORKER") and not session.config.getoption("collectonly"):
-        if not (Path(shared) / "prepared.ok").is_file():
-            import envs
+    """A run that names its measured cache (``SBERT_DEMO_TEST_MEASURED``: scripts/test.sh names this machine's,
+    scripts/test-cache.sh) makes it now if nobody has yet (``scripts/setup.sh --dev`` does), before any test or worker
+    starts (:func:`prepare_for_runs`)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") and not session.config.getoption("collectonly"):
+        prepare_for_runs()
 
-            envs.wait_for_builds()  # .ci/run builds the slow tests' environments beside setup: none beside this
-        prepare_folder(Path(shared).resolve(), measured=True)
-        ready = os.environ.get("SBERT_DEMO_TEST_READY", "").strip()
-        if ready:
-            Path(ready).write_text("the run's measured cache is made\n", encoding="utf-8")
+
+def prepare_for_runs() -> None:
+    """The measured cache ``SBERT_DEMO_TEST_MEASURED`` names made, where it is not yet, once no environment is being
+    built (tests/envs.py): on the otherwise quiet machine, so that what it measures is this machine's speed
+    (``measured_cache``). Then the file ``SBERT_DEMO_TEST_READY`` names is written, where one is named: .ci/run starts
+    the slow run's work with no page or app beside the rest once the measured cache is made (nothing else runs while
+    it measures). ``scripts/setup.sh --dev`` runs it (tests/prepare.py), every test run's start again."""
+    shared = os.environ.get("SBERT_DEMO_TEST_MEASURED", "").strip()
+    if not shared:
+        return
+    if not (Path(shared) / "prepared.ok").is_file():
+        import envs
+
+        envs.wait_for_builds()  # .ci/run builds the slow tests' environments beside setup: none beside this
+    prepare_folder(Path(shared).resolve(), measured=True)
+    ready = os.environ.get("SBERT_DEMO_TEST_READY", "").strip()
+    if ready:
+        Path(ready).write_text("the run's measured cache is made\n", encoding="utf-8")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -494,7 +503,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture(scope="session")
 def prepared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # SBERT_DEMO_TEST_PREPARED: a folder that several pytest runs share (.ci/run's default and slow runs prepare once)
+    # SBERT_DEMO_TEST_PREPARED: a folder that several pytest runs share (scripts/test.sh: prepared once per machine)
     shared = os.environ.get("SBERT_DEMO_TEST_PREPARED", "").strip()
     # what the apps run with (the CPU-flag rules): their runtimes are the ones prepared
     return prepare_folder(Path(shared).resolve() if shared else run_folder(tmp_path_factory) / "prepared")
@@ -511,9 +520,10 @@ def measured_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def measured_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # SBERT_DEMO_TEST_MEASURED: a folder made before the run, on a quiet machine (.ci/run makes it before its two slow
-    # processes start). Measured beside other work (started early, in the background), mpnet's fast path went to an
-    # ONNX Runtime int8 whose STSb dev Spearman is 0.38 above the reference, past the fast path's 0.3.
+    # SBERT_DEMO_TEST_MEASURED: a folder made before the run, on a quiet machine (scripts/setup.sh --dev, or the
+    # run's session start: scripts/test-cache.sh). Measured beside other work (started early, in the background),
+    # mpnet's fast path went to an ONNX Runtime int8 whose STSb dev Spearman is 0.38 above the reference, past the
+    # fast path's 0.3.
     shared = os.environ.get("SBERT_DEMO_TEST_MEASURED", "").strip()
     return Path(shared).resolve() if shared else run_folder(tmp_path_factory) / "measured"
 
