@@ -22,7 +22,7 @@ if [ -z "${SBERT_DEMO_TEST_MEASURED:-}" ]; then
     flock -s 9
     for _tests_old in "$_tests_root"/*/; do
       _tests_old="${_tests_old%/}"
-      [ "$_tests_old" = "$SBERT_DEMO_TEST_MEASURED" ] && continue
+      { [ -d "$_tests_old" ] && [ "$_tests_old" != "$SBERT_DEMO_TEST_MEASURED" ]; } || continue
       { flock -n -x 8 && rm -rf "$_tests_old" "$_tests_old.lock" "$_tests_old.inuse"; } 8>"$_tests_old.inuse" \
         2>/dev/null || true
     done
