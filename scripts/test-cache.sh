@@ -1,8 +1,9 @@
 # Sourced by scripts/test.sh, scripts/setup.sh --dev and .ci/run: the tests' prepared cache folder on this machine.
 # `python -m sbert_demo prepare` as a deployment runs it (mpnet joined, every candidate runtime's ONNX Runtime and
 # OpenVINO artefacts built and timed, UMAP compiled, static-minilm distilled; tests/conftest.py, prepare_folder),
-# made once, on the quiet machine (scripts/setup.sh --dev makes it; a test run whose folder is missing makes it before
-# its first test), and linked by every test run after: the apps the tests start and the tests' own cache folders.
+# made once, on the quiet machine (scripts/setup.sh --dev makes it; a whole test run whose folder is missing makes it
+# before its first test, a run of named files prepares for itself as before), and linked by every test run after: the
+# apps the tests start and the tests' own cache folders.
 # It lives outside the clone ($SBERT_DEMO_TEST_CACHES, by default ~/.cache/sbert-demo/test-prepared; about 2 GB), in
 # a folder named after what makes it: what is installed (the requirements, setup.sh, the Python), the app's code and
 # data, the tests' prepare, this CPU and its core count. A change to any of them prepares (and measures) again from
@@ -30,8 +31,8 @@ if [ -z "${SBERT_DEMO_TEST_MEASURED:-}" ]; then
   if [ -f "$SBERT_DEMO_TEST_MEASURED/prepared.ok" ]; then
     echo "The tests link this machine's prepared cache: $SBERT_DEMO_TEST_MEASURED" >&2
   else
-    echo "The tests' prepared cache is made first (about 6 minutes on 2 cores), once for this code and machine:" \
-      "$SBERT_DEMO_TEST_MEASURED" >&2
+    echo "The tests' prepared cache is made by scripts/setup.sh --dev or before a whole run's first test (about 6" \
+      "minutes on 2 cores), once for this code and machine: $SBERT_DEMO_TEST_MEASURED" >&2
   fi
   unset _tests_root _tests_key _tests_old
 fi

@@ -193,9 +193,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A run that names its measured cache (``SBERT_DEMO_TEST_MEASURED``: scripts/test.sh names this machine's,
     scripts/test-cache.sh) makes it now if nobody has yet (``scripts/setup.sh --dev`` does), before any test or worker
-    starts (:func:`prepare_for_runs`)."""
-    if not os.environ.get("PYTEST_XDIST_WORKER") and not session.config.getoption("collectonly"):
-        prepare_for_runs()
+    starts (:func:`prepare_for_runs`). A run of the files or tests it names (``test.sh tests/test_x.py``) does not
+    wait six minutes for it: where it is not made, such a run forgets it, and a test that needs a prepared cache
+    prepares one for the run when it asks, as a run that names none does."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or session.config.getoption("collectonly"):
+        return
+    shared = os.environ.get("SBERT_DEMO_TEST_MEASURED", "").strip()
+    if (shared and not (Path(shared) / "prepared.ok").is_file()
+            and session.config.args_source == pytest.Config.ArgsSource.ARGS):
+        for name in ("SBERT_DEMO_TEST_MEASURED", "SBERT_DEMO_TEST_PREPARED"):  # the workers start without them too
+            os.environ.pop(name, None)
+        return
+    prepare_for_runs()
 
 
 def prepare_for_runs() -> None:

@@ -65,7 +65,7 @@ def test_one_folder_per_version_made_first_then_linked_and_folders_in_use_kept(t
     assert said["own"] == "held"  # while the shell that sourced it (and what it starts) runs
     assert (root / "0123456789abcdef" / "prepared.ok").is_file()  # in use by another run: kept
     assert not (root / "fedcba9876543210").exists() and not (root / "fedcba9876543210.lock").exists()
-    assert "made first" in told and str(folder) in told
+    assert "made by scripts/setup.sh --dev" in told and str(folder) in told
 
     folder.mkdir()
     (folder / "prepared.ok").write_text("ok\n")
