@@ -19,7 +19,7 @@ if [ -z "${SBERT_DEMO_TEST_MEASURED:-}" ]; then
   export SBERT_DEMO_TEST_PREPARED="${SBERT_DEMO_TEST_PREPARED:-$SBERT_DEMO_TEST_MEASURED}"
   mkdir -p "$_tests_root"
   if command -v flock >/dev/null; then
-    exec 9>"$SBERT_DEMO_TEST_MEASURED.inuse"  # held by this shell and all it starts (pytest, its apps) until they end
+    exec 9>"$SBERT_DEMO_TEST_MEASURED.inuse"  # held by this shell and what it execs (pytest) until it ends
     flock -s 9
     for _tests_old in "$_tests_root"/*/; do
       _tests_old="${_tests_old%/}"
