@@ -21,9 +21,11 @@ if [ -z "${SBERT_DEMO_TEST_MEASURED:-}" ]; then
   if command -v flock >/dev/null; then
     exec 9>"$SBERT_DEMO_TEST_MEASURED.inuse"  # held by this shell and what it execs (pytest) until it ends
     flock -s 9
-    for _tests_old in "$_tests_root"/*/; do
-      _tests_old="${_tests_old%/}"
-      { [ -d "$_tests_old" ] && [ "$_tests_old" != "$SBERT_DEMO_TEST_MEASURED" ]; } || continue
+    for _tests_old in "$_tests_root"/*; do  # a version's folder, its .lock and .inuse files, whichever are left
+      _tests_old="${_tests_old%.lock}"
+      _tests_old="${_tests_old%.inuse}"
+      { [ -e "$_tests_old" ] || [ -e "$_tests_old.lock" ] || [ -e "$_tests_old.inuse" ]; } || continue
+      [ "$_tests_old" != "$SBERT_DEMO_TEST_MEASURED" ] || continue
       { flock -n -x 8 && rm -rf "$_tests_old" "$_tests_old.lock" "$_tests_old.inuse"; } 8>"$_tests_old.inuse" \
         2>/dev/null || true
     done

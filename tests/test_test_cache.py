@@ -53,6 +53,7 @@ def test_one_folder_per_version_made_first_then_linked_and_folders_in_use_kept(t
     (root / "0123456789abcdef" / "prepared.ok").write_text("ok\n")
     (root / "fedcba9876543210").mkdir()  # another version's folder that nobody holds
     (root / "fedcba9876543210.lock").write_text("")
+    (root / "00000000ffffffff.inuse").write_text("")  # left by a run of named files that prepared nothing there
     holder = hold(root / "0123456789abcdef.inuse")
     try:
         said, told = source(root)
@@ -62,9 +63,11 @@ def test_one_folder_per_version_made_first_then_linked_and_folders_in_use_kept(t
     folder = Path(said["measured"])
     assert folder.parent == root and re.fullmatch(r"[0-9a-f]{16}", folder.name), said
     assert said["prepared"] == said["measured"]  # the apps and the measuring tests link one folder
-    assert said["own"] == "held"  # while the shell that sourced it (and what it starts) runs
+    assert said["own"] == "held"  # while the shell that sourced it (and what it execs) runs
     assert (root / "0123456789abcdef" / "prepared.ok").is_file()  # in use by another run: kept
     assert not (root / "fedcba9876543210").exists() and not (root / "fedcba9876543210.lock").exists()
+    assert not (root / "00000000ffffffff.inuse").exists()
+    assert (root / "0123456789abcdef.inuse").exists()  # still held
     assert "made by scripts/setup.sh --dev" in told and str(folder) in told
 
     folder.mkdir()
