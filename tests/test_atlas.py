@@ -106,6 +106,40 @@ def test_shared_neighbours_match_numpy_on_the_models_own_embeddings(shipped_sent
         compare.shared(atlas, 1, 1)
 
 
+def test_a_map_drawn_in_explore_is_compared_from_its_cached_vectors_without_loading_a_model(
+        shipped_sentences, monkeypatch) -> None:
+    """Explore's map keeps its vectors in the embedding cache: comparing (or publishing) that map reads them there
+    and loads no model; the shards hold the map's own vectors. A corpus larger than Explore maps keeps its vectors
+    in its shards only (sbert_demo/corpus/embed.py)."""
+    from sbert_demo.corpus import embed as embed_module
+    from sbert_demo.corpus.sources import LargeCorpus
+    from sbert_demo.data.corpora import Corpus
+    from sbert_demo.encoding import model_cache
+    from sbert_demo.encoding.embedding_cache import embedding_cache
+    from sbert_demo.encoding.encoder import encode
+    from sbert_demo.explore.corpus_map import map_corpus
+    from sbert_demo.models import loading
+
+    sentences, keys = shipped_sentences[0][:400], ["glove-6b-50d", "wordllama-l2-256"]
+    atlas = publish(map_corpus(Corpus("stsb-400", sentences, None, "source"), keys, 4))
+    drawn = {key: encode(key, sentences, fast=True) for key in keys}  # what the map drew, read back from the cache
+    assert all(encoded.computed == 0 for encoded in drawn.values())
+    model_cache.model_cache.reset()
+    with monkeypatch.context() as patch:
+        patch.setattr(loading, "build_model", lambda *a, **k: pytest.fail("comparing Explore's map loaded a model"))
+        counts = compare.shared(atlas, 0, 1)
+        embedded = [embed_module.embed_corpus(LargeCorpus("stsb-400", sentences, None), key) for key in keys]
+    assert counts.shape == (400,) and 0 < counts.mean() < compare.K
+    for key, found in zip(keys, embedded):
+        assert found.computed == 0 and found.n == 400
+        assert np.min(np.sum(found.matrix(np.float32) * drawn[key].embeddings, axis=1)) > 0.999  # fp16 on disk
+
+    monkeypatch.setattr(embed_module, "MAX_CORPUS_SENTENCES", 300)  # now past what Explore maps
+    larger = shipped_sentences[0][400:800]
+    found = embed_module.embed_corpus(LargeCorpus("stsb-next-400", larger, None), keys[0])
+    assert found.computed == 400 and embedding_cache().count_cached(found.fingerprint, larger) == 0
+
+
 def test_shared_neighbours_say_how_far_they_are_and_how_long_is_left(shipped_sentences, monkeypatch) -> None:
     """Each step's share and time left reach the CLI's progress and the map view's /working answer while the
     computation runs; afterwards nothing is under way."""

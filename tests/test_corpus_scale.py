@@ -193,7 +193,9 @@ def test_a_full_disk_keeps_what_was_done_and_says_so(shipped_sentences, monkeypa
     with pytest.raises(ValueError, match=r"No space left on device\): 1,000 of 2,000 sentences are embedded and kept"):
         embed_corpus(corpus, "glove-6b-50d", shard_size=500)
     monkeypatch.setattr(ShardStore, "write", real)
-    assert embed_corpus(corpus, "glove-6b-50d", shard_size=500).computed == 1000
+    # the shard that could not be written is in the embedding cache (a corpus Explore's size shares it): only the
+    # last shard is computed again
+    assert embed_corpus(corpus, "glove-6b-50d", shard_size=500).computed == 500
 
 
 @pytest.mark.slow  # ~35 s: a real kill -9 of the CLI mid-run (CI runs it with the slow checks)
@@ -219,7 +221,10 @@ def test_killed_in_the_middle_from_the_command_line_it_goes_on(shipped_sentences
     assert len(list(shards.rglob("*.npy"))) == 6 and not list(shards.rglob("*.tmp"))
     row = next(line for line in finished.stdout.splitlines() if line.startswith("all-MiniLM-L6-v2"))
     total, computed = (int(x.replace(",", "")) for x in row.split()[1:3])
-    assert computed == total - 1000 * done  # only what was not written before
+    # only what was not written before: the shard being written when it was killed may be partly kept in the
+    # embedding cache (a corpus Explore's size shares it, 256 sentences at a time), the shards after it not at all
+    kept = total - 1000 * done - computed
+    assert 0 <= kept < 1000 and kept % 256 == 0, (total, done, computed)
 
 
 # --- the map at scale --------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """A corpus's embeddings under one model, shard by shard (:mod:`.shards`), with progress and an ETA.
 
 The project's own encoder computes each shard (:func:`~sbert_demo.encoding.encoder.encode`, the
-runtime this machine measured fastest: the fast path for maps, as Explore uses; the persistent
-embedding cache is left out, the shards are this path's cache). Shards already on disk are skipped,
-so a second run, or a run after ``kill -9``, only computes what is missing. :mod:`.ray_embed` writes
-the same shards from a Ray cluster.
+runtime this machine measured fastest: the fast path for maps, as Explore uses). The shards are this
+path's cache; a corpus no larger than Explore maps (``MAX_CORPUS_SENTENCES``) also shares the
+persistent embedding cache with Explore, so a map drawn there and then published or compared is not
+embedded twice, and a larger one leaves it out. Shards already on disk are skipped, so a second run,
+or a run after ``kill -9``, only computes what is missing. :mod:`.ray_embed` writes the same shards
+from a Ray cluster.
 
 Example::
 
@@ -26,6 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from ..config import settings
+from ..data.corpora import MAX_CORPUS_SENTENCES
+from ..encoding.embedding_cache import embedding_cache
 from ..encoding.encoder import encode, fingerprint
 from ..formatting import about
 from ..models.kinds import EMBEDS
@@ -51,7 +55,7 @@ class Embedded:
     dimension: int
     shards: tuple[Shard, ...] = field(repr=False)
     store: ShardStore = field(repr=False)
-    computed: int = 0  # sentences embedded by this call (the rest were on disk)
+    computed: int = 0  # sentences the model embedded in this call (the rest were on disk or in the embedding cache)
     seconds: float = 0.0
 
     @property
@@ -115,30 +119,39 @@ def embed_corpus(corpus: LargeCorpus, model: str, *, fast: bool = True, dtype: s
     todo = store.missing(shards)
     say = progress or (lambda fraction, what: None)
     total, done_before = len(corpus), len(corpus) - sum(len(s) for s in todo)
+    shared = total <= MAX_CORPUS_SENTENCES  # Explore's size: its embedding cache is read and kept (the docstring)
     if not todo:
         say(1.0, f"{label}: all {total:,} sentences were embedded before (read from disk)")
-    else:  # the model loaded (on a GPU: CUDA started, seconds) before the clock of the rate and the ETA starts
+    elif not (shared and _all_cached(key, corpus.sentences, todo)):
+        # the model loaded (on a GPU: CUDA started, seconds) before the clock of the rate and the ETA starts
         say(done_before / total, f"{label}: loading the model")
         encode(resolved, ["Getting ready."], use_cache=False, fast=fast)
-    started, computed, runtime, dimension = time.perf_counter(), 0, "", None
+    started, written, computed, runtime, dimension = time.perf_counter(), 0, 0, "", None
     for shard in todo:
-        encoded = encode(resolved, corpus.sentences[shard.start: shard.end], use_cache=False, fast=fast,
+        encoded = encode(resolved, corpus.sentences[shard.start: shard.end], use_cache=shared, fast=fast,
                          batch_size=batch_size)
         runtime, dimension = encoded.runtime, encoded.embeddings.shape[1]
         try:
             store.write(shard.key, encoded.embeddings)
         except OSError as exc:
-            raise ValueError(f"The embeddings could not be written ({exc.strerror or exc}): {done_before + computed:,} "
+            raise ValueError(f"The embeddings could not be written ({exc.strerror or exc}): {done_before + written:,} "
                              f"of {total:,} sentences are embedded and kept; free some disk space and map the corpus "
                              "again to continue from there.") from None
-        computed += len(shard)
+        written += len(shard)
+        computed += encoded.computed
         elapsed = time.perf_counter() - started
-        left = (total - done_before - computed) * elapsed / computed
-        say((done_before + computed) / total, f"{label}: {done_before + computed:,}/{total:,} embedded · "
-                                              f"{computed / elapsed:,.0f}/s · {about(left)} left")
+        rate = f" · {computed / elapsed:,.0f}/s · {about((total - done_before - written) * elapsed / computed)} left" \
+            if computed else ""
+        say((done_before + written) / total, f"{label}: {done_before + written:,}/{total:,} embedded{rate}")
     if dimension is None:  # everything was on disk: the dimension from the first shard
         first = store.read(shards[0].key, len(shards[0]))
         dimension = first.shape[1]
         runtime = "read from disk"
     return Embedded(resolved.entry.key, label, key, runtime, int(dimension), tuple(shards), store, computed,
                     time.perf_counter() - started)
+
+
+def _all_cached(key: str, sentences: list[str], shards: list[Shard]) -> bool:
+    """Whether the embedding cache holds every sentence of ``shards`` under ``key`` (nothing to load a model for)."""
+    texts = list(dict.fromkeys(t for shard in shards for t in sentences[shard.start: shard.end]))
+    return embedding_cache().count_cached(key, texts) == len(texts)
