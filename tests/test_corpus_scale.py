@@ -28,6 +28,7 @@ from sbert_demo.corpus.layout import layout_rows
 from sbert_demo.corpus.search import EXPANSION_SEARCH, CorpusIndex, exact_top
 from sbert_demo.corpus.shards import ShardStore, plan, shard_key
 from sbert_demo.corpus.sources import LargeCorpus, SourceSpec, read_source
+from sbert_demo.encoding.encoder import CHUNK
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -222,9 +223,9 @@ def test_killed_in_the_middle_from_the_command_line_it_goes_on(shipped_sentences
     row = next(line for line in finished.stdout.splitlines() if line.startswith("all-MiniLM-L6-v2"))
     total, computed = (int(x.replace(",", "")) for x in row.split()[1:3])
     # only what was not written before: the shard being written when it was killed may be partly kept in the
-    # embedding cache (a corpus Explore's size shares it, 256 sentences at a time), the shards after it not at all
+    # embedding cache (a corpus Explore's size shares it, CHUNK sentences at a time), the shards after it not at all
     kept = total - 1000 * done - computed
-    assert 0 <= kept < 1000 and kept % 256 == 0, (total, done, computed)
+    assert 0 <= kept < 1000 and kept % CHUNK == 0, (total, done, computed)
 
 
 # --- the map at scale --------------------------------------------------------------------------------
