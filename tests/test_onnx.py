@@ -185,6 +185,22 @@ def test_int8_is_checked_against_pytorch(plain_sbert, tiny_bert, tmp_path):
     assert OnnxEncoder(folder).size_mb < OnnxEncoder(tmp_path / "onnx" / "tiny" / "fp32").size_mb
 
 
+def test_the_checks_run_the_probe_past_the_token_limit_alone(plain_sbert, tiny_bert):
+    """The probes run as two batches: the short ones padded together (the mask at work) and the one past the
+    token limit by itself, so the check never pads every probe to the limit; the vectors are one batch's."""
+    model = plain_sbert(tiny_bert, "mean", cached=False)
+    batches = []
+    encode = model.encode
+    model.encode = lambda texts, **kwargs: batches.append(list(texts)) or encode(texts, **kwargs)
+    vectors = onnx_export.reference_vectors(model)
+    assert batches == [list(onnx_export.PROBES[:-1]), [onnx_export.PROBES[-1]]]
+    assert len(model.tokenizer(onnx_export.PROBES[-1])["input_ids"]) > model.max_seq_length  # past the limit
+    assert max(len(model.tokenizer(probe)["input_ids"]) for probe in onnx_export.PROBES[:-1]) < 40
+    together = encode(list(onnx_export.PROBES), normalize_embeddings=True, batch_size=len(onnx_export.PROBES))
+    assert vectors.shape == together.shape
+    assert np.allclose(vectors, together, atol=1e-5)
+
+
 def test_the_int8_graph_holds_its_word_table_in_int8(plain_sbert, tiny_bert, tmp_path):
     """The word-embedding table (what a published page downloads most of) is int8 with one scale per row, read
     back within half a step of the fp32 table."""

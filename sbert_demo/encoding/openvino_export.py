@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .onnx_encoder import GRAPH, MANIFEST
-from .onnx_export import MAX_PAIR_DRIFT, PROBES, ExportError, Notify
+from .onnx_export import MAX_PAIR_DRIFT, ExportError, Notify, probe_vectors, reference_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -124,9 +124,9 @@ def _write_manifest(source: Path, work: Path, calibrated: int, drift: float | No
 def _check(model: Any, work: Path, cpu_bf16: bool) -> float:
     from .openvino_encoder import OpenVinoEncoder
 
-    reference = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-    candidate, _ = OpenVinoEncoder(work, work / MODEL, "int8", cpu_bf16, threads=1,
-                                   keep_compiled=False).embed(list(PROBES), batch_size=8)
+    reference = reference_vectors(model)
+    encoder = OpenVinoEncoder(work, work / MODEL, "int8", cpu_bf16, threads=1, keep_compiled=False)
+    candidate = probe_vectors(lambda batch: encoder.embed(batch, batch_size=8)[0])
     drift = float(np.max(np.abs(reference @ reference.T - candidate @ candidate.T)))
     if not drift <= MAX_PAIR_DRIFT["int8"]:
         raise ExportError(f"its int8 similarities differ from PyTorch's by up to {drift:.3f} "
