@@ -40,7 +40,7 @@ if [ "${1:-}" = "--dev" ]; then
   . scripts/test-cache.sh
   .venv/bin/python tests/prepare.py || echo "The tests' cache was not prepared; the first test run prepares it." >&2
 else
-  # This machine made ready once (about 7 minutes on a 2-core AMD EPYC, docs/benchmarks.md): mpnet joined,
+  # This machine made ready once (about 6.5 minutes on a 2-core AMD EPYC, docs/benchmarks.md): mpnet joined,
   # each transformer's CPU runtimes measured and its ONNX Runtime and OpenVINO artefacts built, UMAP compiled,
   # the talk's steps computed, all kept in the cache folder, so a first visitor waits for none of it. If it
   # fails, the app does the same on first use.
