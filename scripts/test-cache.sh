@@ -33,7 +33,7 @@ if [ -z "${SBERT_DEMO_TEST_MEASURED:-}" ]; then
   if [ -f "$SBERT_DEMO_TEST_MEASURED/prepared.ok" ]; then
     echo "The tests link this machine's prepared cache: $SBERT_DEMO_TEST_MEASURED" >&2
   else
-    echo "The tests' prepared cache is made by scripts/setup.sh --dev or before a whole run's first test (about 6" \
+    echo "The tests' prepared cache is made by scripts/setup.sh --dev or before a whole run's first test (3 to 6" \
       "minutes on 2 cores), once for this code and machine: $SBERT_DEMO_TEST_MEASURED" >&2
   fi
   unset _tests_root _tests_key _tests_old

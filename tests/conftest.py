@@ -194,7 +194,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """A run that names its measured cache (``SBERT_DEMO_TEST_MEASURED``: scripts/test.sh names this machine's,
     scripts/test-cache.sh) makes it now if nobody has yet (``scripts/setup.sh --dev`` does), before any test or worker
     starts (:func:`prepare_for_runs`). A run of the files or tests it names (``test.sh tests/test_x.py``) does not
-    wait six minutes for it: where it is not made, such a run forgets it, and a test that needs a prepared cache
+    wait minutes for it: where it is not made, such a run forgets it, and a test that needs a prepared cache
     prepares one for the run when it asks, as a run that names none does."""
     if os.environ.get("PYTEST_XDIST_WORKER") or session.config.getoption("collectonly"):
         return
