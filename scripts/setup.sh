@@ -33,17 +33,17 @@ if [ "${1:-}" = "--dev" ] && ! command -v npm >/dev/null; then
   fi
 fi
 if [ "${1:-}" = "--dev" ]; then
-  # The tests' prepared cache, made once for this code and machine outside the clone (3 to 6 minutes on 2 cores, AMD
-  # EPYC Zen 5 to Zen 3, docs/benchmarks.md): the runtimes measured on the quiet machine, every candidate's ONNX Runtime
-  # and OpenVINO artefacts built, UMAP compiled, so no test run prepares (scripts/test-cache.sh). If it fails, the first
-  # test run prepares it before its first test.
+  # The tests' prepared cache, made once for this code and machine outside the clone (minutes; each CPU's time is in
+  # docs/benchmarks.md): the runtimes measured on the quiet machine, every candidate's ONNX Runtime and OpenVINO
+  # artefacts built, UMAP compiled, so no test run prepares (scripts/test-cache.sh). If it fails, the first test run
+  # prepares it before its first test.
   . scripts/test-cache.sh
   .venv/bin/python tests/prepare.py || echo "The tests' cache was not prepared; the first test run prepares it." >&2
 else
-  # This machine made ready once (2.7 to 6.5 minutes on 2 cores, AMD EPYC Zen 5 to Zen 3, docs/benchmarks.md): mpnet
-  # joined, each transformer's CPU runtimes measured and its ONNX Runtime and OpenVINO artefacts built, UMAP compiled,
-  # the talk's steps computed, all kept in the cache folder, so a first visitor waits for none of it. If it fails, the
-  # app does the same on first use.
+  # This machine made ready once (minutes; each CPU's time is in docs/benchmarks.md): mpnet joined, each
+  # transformer's CPU runtimes measured and its ONNX Runtime and OpenVINO artefacts built, UMAP compiled, the talk's
+  # steps computed, all kept in the cache folder, so a first visitor waits for none of it. If it fails, the app does
+  # the same on first use.
   .venv/bin/python -m sbert_demo prepare || echo "Preparation did not finish; the app prepares on first use." >&2
 fi
 echo "sbert-demo is set up in .venv"
