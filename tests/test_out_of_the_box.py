@@ -6,7 +6,8 @@ that stay readable (slow: each starts the app from the user's own cache folder; 
   the STS tab runs to a table with the reference numbers (GloVe 65.52, MiniLM 86.72 ± 0.05).
 * A forced failure (``SBERT_DEMO_DATA`` naming a folder that does not exist): 15 s after the click,
   long after a toast would have faded, the sentence saying why is still on the page next to the
-  button (in the STS tab and in Explore, and after a switch between them); the next click clears it. Screenshots: ``test-artifacts/out-of-the-box-*.png``.
+  button (in the STS tab and in Explore, and after a switch between them); the next click clears it.
+  Screenshots: ``test-artifacts/out-of-the-box-*.png``.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def test_started_as_the_readme_says_the_sts_tab_gives_the_reference_numbers(brow
 
 
 def test_a_failure_stays_on_the_page_until_the_next_click(browser, broken_data_app: str) -> None:
-    """Both failures are made first and then read after one wait of 15 s (the STS tab's after a switch to Explore
-    and back): each has stayed on the page for at least 15 s, as in a wait per failure, in half the time."""
+    """Both failures are made first and read after one wait of 15 s (the STS tab's after a switch to Explore and
+    back): each has been on the page for at least 15 s when it is read."""
     context, page = open_page(browser, broken_data_app, timeout_ms=120_000)
     page.get_by_role("tab", name="STS benchmark").click()
     page.click("#sts-run")
