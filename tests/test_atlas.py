@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_browser import free_port
+from test_browser import capture, free_port
 
 from sbert_demo.atlas import compare
 from sbert_demo.atlas.store import Atlas, open_atlas, publish
@@ -337,7 +337,7 @@ def test_the_page_draws_hovers_lassoes_compares_and_exports(browser, atlas_serve
         assert greyed == N - len(expected)  # the other map shows the same sentences, the rest grey
         problems = page.evaluate(TEXT_PROBLEMS)
         assert problems == [], (name, problems)
-        page.screenshot(path=str(tmp_path / f"atlas-{name}.png"))
+        capture(page, tmp_path / f"atlas-{name}.png")
         if name == "laptop":
             with page.expect_download() as started:
                 page.click("#export")

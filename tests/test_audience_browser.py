@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_tiny_sts
-from test_browser import ARTIFACTS, assert_fits_each_projector, free_port, launch, open_page
+from test_browser import ARTIFACTS, assert_fits_each_projector, capture, free_port, launch, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -77,7 +77,7 @@ def test_a_phone_sends_and_the_presenter_sees_it_without_a_click(browser, board_
     landed = phone.inner_text("#board-landed")
     assert "<b>passport</b>" in landed and "passport?" in landed.split("Closest on the board")[1]
     sent = time.monotonic()
-    phone.screenshot(path=str(ARTIFACTS / "board-phone.png"))
+    capture(phone, ARTIFACTS / "board-phone.png")
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, width
 
@@ -85,7 +85,7 @@ def test_a_phone_sends_and_the_presenter_sees_it_without_a_click(browser, board_
                                 timeout=5_000)  # the timer, no click
     assert time.monotonic() - sent <= 5
     presenter.wait_for_timeout(1000)
-    presenter.screenshot(path=str(ARTIFACTS / "board-presenter.png"), full_page=True)
+    capture(presenter, ARTIFACTS / "board-presenter.png", full_page=True)
     phone_context.close()
     presenter_context.close()
 
@@ -123,7 +123,7 @@ def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_
     qr_text = page.inner_text("#talk-qr")
     code = re.search(r"\?board=([A-Z0-9]{5})$", qr_text.strip()).group(1)
     assert "key=" not in qr_text and "Send a sentence to board" in qr_text
-    page.screenshot(path=str(ARTIFACTS / "talk-8-qr.png"))
+    capture(page, ARTIFACTS / "talk-8-qr.png")
     page.keyboard.press("q")
     page.wait_for_selector("#talk-qr img.qr", state="hidden")
     _send(board_app, code, ROOM[:2] + ["My <b>dog</b> chased the cat."])
@@ -139,7 +139,7 @@ def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_
                            "[...t.querySelectorAll('tspan.line')].map(l => l.textContent).join(' ') || t.textContent)")
     assert newest == ["My <b>dog</b> chased the cat."]  # written as text, the tags shown, not applied
     assert_fits_each_projector(page, 8)
-    page.screenshot(path=str(ARTIFACTS / "talk-8.png"))
+    capture(page, ARTIFACTS / "talk-8.png")
     presenter_link = page.evaluate("document.querySelector('#talk-room details code').textContent")
     assert f"?view=talk&step=8&board={code}&key=" in presenter_link
     again = context.new_page()

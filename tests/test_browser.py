@@ -217,9 +217,27 @@ def plot_traces(page, selector: str) -> list[int]:
                                      "plots => plots.map(p => (p.data || []).length)")
 
 
+def capture(page, path: Path, *, full_page: bool = False) -> None:
+    """``page.screenshot`` to ``path``, tried again when Chromium stalls on the capture itself.
+
+    Now and then headless Chromium never finishes a capture of a page whose script still runs (a
+    full-page shot of the Why tab hung for 240 s in one CI run of ~1,300 tests): each try has 45 s,
+    and between tries the page must answer a script within 10 s, so a page that hangs still fails.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(3):
+        try:
+            page.screenshot(path=str(path), full_page=full_page, timeout=45_000)
+            return
+        except PlaywrightTimeout:
+            page.wait_for_function("() => true", polling=100, timeout=10_000)
+    raise AssertionError(f"Chromium did not capture {path.name} in three tries of 45 s, though the page answered")
+
+
 def shoot(page, name: str) -> None:
     page.wait_for_timeout(1000)  # let Plotly finish drawing
-    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+    capture(page, ARTIFACTS / name, full_page=True)
 
 
 def run_explore(page, models: tuple[str, ...], timeout_s: float) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from conftest import reset_singletons
 from test_atlas import TEXT_PROBLEMS, inside
-from test_browser import ARTIFACTS, free_port
+from test_browser import ARTIFACTS, capture, free_port
 
 from sbert_demo.config import reload_settings
 
@@ -249,7 +249,7 @@ def test_the_page_draws_hovers_lassoes_filters_exports_and_compares_from_its_fil
         assert server["counts"][0]["model"] in first_chips
         assert page.evaluate(TEXT_PROBLEMS) == [], size
         ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"site-{size[0]}x{size[1]}.png"))  # look at them
+        capture(page, ARTIFACTS / f"site-{size[0]}x{size[1]}.png")  # look at them
         if size == (1366, 768):
             page.fill("#filter", "man")
             wanted = atlas.selection(expected, page=0, size=50, query="man")
@@ -294,7 +294,7 @@ def test_search_by_meaning_runs_in_the_page_as_python_would(browser, published: 
     page.wait_for_function("atlas.state.selection && atlas.state.selection.length === 10")
     assert "nearest “A man is playing a guitar.”" in page.inner_text("#status")
     assert page.evaluate(TEXT_PROBLEMS) == []
-    page.screenshot(path=str(ARTIFACTS / "site-search-1366x768.png"))
+    capture(page, ARTIFACTS / "site-search-1366x768.png")
     assert left == [] and errors == [], (left, errors)
     context.close()
 
@@ -340,7 +340,7 @@ def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, publ
     needed = {i // ROWS_CHUNK for row in published.minilm_ids + [typed] for i in row}
     assert words == {f"{static_server}search/1/words/{c}.i8" for c in needed}, sorted(words)[:5]
     assert page.inner_text("#search-cost") == ""  # downloaded: nothing more to warn of
-    page.screenshot(path=str(ARTIFACTS / "site-search-minilm-1366x768.png"))
+    capture(page, ARTIFACTS / "site-search-minilm-1366x768.png")
     assert left == [] and errors == [], (left, errors)
     context.close()
 
@@ -405,7 +405,7 @@ def test_the_playground_compares_typed_sentences_in_the_page_as_python_does(brow
         assert page.inner_text("#results .model h2") == published.atlas.models[0]["label"]
         assert "No word of 5 is in this model's vocabulary" in page.inner_text("#results")  # 🎸🎸 under the static model
         assert page.evaluate(TEXT_PROBLEMS) == [], size
-        page.screenshot(path=str(ARTIFACTS / f"site-playground-{size[0]}x{size[1]}.png"))
+        capture(page, ARTIFACTS / f"site-playground-{size[0]}x{size[1]}.png")
         page.fill("#sentences", "only one")
         page.click("#compare")
         assert page.inner_text("#status") == "Type at least two sentences, one a line."

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_browser import ARTIFACTS, choose_models
+from test_browser import ARTIFACTS, capture, choose_models
 
 pytestmark = pytest.mark.browser
 
@@ -115,7 +115,7 @@ def test_on_a_phone_every_tab_is_one_tap_away_and_nothing_is_wider_than_the_scre
         page.wait_for_timeout(600)
         found = page.evaluate(OVERFLOWING)
         assert found["scroll"] <= found["width"] and not found["out"], (name, found)
-        page.screenshot(path=str(ARTIFACTS / f"screen-phone-{size[0]}-{name.split()[0].lower()}.png"))
+        capture(page, ARTIFACTS / f"screen-phone-{size[0]}-{name.split()[0].lower()}.png")
     # Text people read is at least 16 px; the header does not wrap a word per line.
     _tab(page, "Explore").tap()
     sizes = page.evaluate("""() => ['.tab-intro p', '#explore-text textarea', '.app-header p']
@@ -150,7 +150,7 @@ def test_a_finished_run_scrolls_its_result_into_view_and_a_failure_shows_once(br
     page.wait_for_timeout(1500)  # the smooth scroll
     top = page.locator("#explore-summary").bounding_box()["y"]
     assert 0 <= top <= LAPTOP[1] * 0.75, top
-    page.screenshot(path=str(ARTIFACTS / "screen-laptop-explore-result.png"))
+    capture(page, ARTIFACTS / "screen-laptop-explore-result.png")
     # A failure: one sentence in the page, no toast beside it.
     page.evaluate("window.scrollTo(0, 0)")
     page.fill("#explore-text textarea", "")
@@ -190,7 +190,7 @@ def test_no_table_cell_breaks_a_number_or_a_word(browser, app_url, size) -> None
         assert not page.locator("#sts-cards").is_visible()
         looked_at, broken = page.evaluate(BROKEN_CELLS, CELLS.format("#sts-table"))
         assert looked_at >= 2 * 9 and broken == [], (looked_at, broken)  # headers and two rows at least
-    page.screenshot(path=str(ARTIFACTS / f"screen-{size[0]}-sts-table.png"), full_page=True)
+    capture(page, ARTIFACTS / f"screen-{size[0]}-sts-table.png", full_page=True)
     press(_tab(page, "Models"))
     shown = "#models-cards" if phone else "#models-table"  # a phone: the registry as cards, the table hidden
     page.wait_for_function(f"document.querySelector('{shown}').innerText.includes('glove-6b-50d')")
@@ -240,7 +240,7 @@ def test_on_a_phone_result_tables_are_cards_with_every_column_on_screen(browser,
     assert looked_at == 7 and bad == [], (looked_at, bad)
     assert names[:3] == ['"Mean cosine, all pairs"', '"Within groups"', '"Between groups"'], names
     page.locator("#explore-summary").scroll_into_view_if_needed()
-    page.screenshot(path=str(ARTIFACTS / "screen-phone-390-explore-summary.png"))
+    capture(page, ARTIFACTS / "screen-phone-390-explore-summary.png")
     _tab(page, "Why naive fails").tap()
     choose_models(page, "#why-models", ("glove-6b-50d",))
     page.locator("#why-explain").tap()
@@ -252,7 +252,7 @@ def test_on_a_phone_result_tables_are_cards_with_every_column_on_screen(browser,
                                               "cells => cells.map((c) => c.innerText.trim())")
     assert all(len(text) == 7 and text[0] in "+-" for text in contributions), contributions  # "+0.1234", whole
     page.locator("#why-explain-summary").scroll_into_view_if_needed()
-    page.screenshot(path=str(ARTIFACTS / "screen-phone-390-why-pairs.png"))
+    capture(page, ARTIFACTS / "screen-phone-390-why-pairs.png")
     _tab(page, "Models").tap()  # the registry: a card a model, its long reasons and paths inside the screen
     page.wait_for_function("document.querySelectorAll('#models-cards tbody tr').length >= 10")
     looked_at, bad, names = page.evaluate(CARD_CELLS, "#models-cards td")
@@ -260,7 +260,7 @@ def test_on_a_phone_result_tables_are_cards_with_every_column_on_screen(browser,
     assert '"loads from / why not"' in names and '"runs here on"' in names, names
     assert not page.locator("#models-table").is_visible()
     page.locator("#models-cards").scroll_into_view_if_needed()
-    page.screenshot(path=str(ARTIFACTS / "screen-phone-390-models.png"))
+    capture(page, ARTIFACTS / "screen-phone-390-models.png")
     context.close()
 
 

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import (ARTIFACTS, PROJECTORS, REPO, app_environment, assert_fits_each_projector, free_port,
-                          log_file, open_page, own_decisions, serve, shoot)
+from test_browser import (ARTIFACTS, PROJECTORS, REPO, app_environment, assert_fits_each_projector, capture,
+                          free_port, log_file, open_page, own_decisions, serve, shoot)
 
 from sbert_demo.explore.prepare import PREPARED_PARTS, link_prepared
 
@@ -222,7 +222,7 @@ def test_the_talk_published_as_a_static_folder_runs_from_it(browser, talk_env: d
                 figures = page.evaluate("document.querySelectorAll('#figures .js-plotly-plot').length")
                 assert figures == (0 if step == STEPS else 2 if step in (2, 5) else 1), (step, figures)
                 assert page.evaluate(TEXT_PROBLEMS) == [], (name, step)
-                page.screenshot(path=str(ARTIFACTS / f"static-talk-{name}-{step}.png"))
+                capture(page, ARTIFACTS / f"static-talk-{name}-{step}.png")
             assert "https://example.org/app/?view=talk&step=8" == page.get_attribute("#figures .room a", "href")
             page.keyboard.press("ArrowLeft")
             page.wait_for_selector("body[data-step='7']")
@@ -265,7 +265,7 @@ def test_every_step_fits_each_screen(browser, talk_app) -> None:
             problems[(name, step)] = page.evaluate(TEXT_PROBLEMS)
             if step == STEPS and "board" not in page.inner_text("#talk-room"):  # what the room step asks of them
                 problems[(name, step)].append("the room step says nothing about the board")
-            page.screenshot(path=str(ARTIFACTS / f"talk-{name}-{step}.png"))
+            capture(page, ARTIFACTS / f"talk-{name}-{step}.png")
         context.close()
     assert not {where: found for where, found in problems.items() if found}
 
@@ -383,7 +383,7 @@ def test_every_tab_fits_each_screen(browser, talk_app) -> None:
                 page.wait_for_function(done, timeout=300_000)
                 page.wait_for_timeout(1500)
             problems[(name, tab)] = page.evaluate(TEXT_PROBLEMS)
-            page.screenshot(path=str(ARTIFACTS / f"tab-{tab}-{name}.png"))
+            capture(page, ARTIFACTS / f"tab-{tab}-{name}.png")
             seconds[f"{name} {tab}"] = round(time.perf_counter() - started, 1)
             if name == "laptop":
                 started = time.perf_counter()
@@ -392,7 +392,7 @@ def test_every_tab_fits_each_screen(browser, talk_app) -> None:
                 page.wait_for_timeout(1000)  # the figures follow the window (page.js, Plotly's resize)
                 assert page.evaluate("[innerWidth, innerHeight]") == [width, height]
                 problems[("projector", tab)] = page.evaluate(TEXT_PROBLEMS)
-                page.screenshot(path=str(ARTIFACTS / f"tab-{tab}-projector.png"))
+                capture(page, ARTIFACTS / f"tab-{tab}-projector.png")
                 seconds[f"projector {tab}"] = round(time.perf_counter() - started, 1)
             context.close()
     (ARTIFACTS / "talk-tab-seconds.json").write_text(json.dumps(seconds, indent=1), encoding="utf-8")  # where it goes
