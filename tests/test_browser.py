@@ -220,9 +220,9 @@ def plot_traces(page, selector: str) -> list[int]:
 def capture(page, path: Path, *, full_page: bool = False) -> None:
     """``page.screenshot`` to ``path``, tried again when Chromium stalls on the capture itself.
 
-    Now and then headless Chromium never finishes a capture of a page whose script still runs (a
-    full-page shot of the Why tab hung for 240 s in one CI run of ~1,300 tests): each try has 45 s,
-    and between tries the page must answer a script within 10 s, so a page that hangs still fails.
+    Headless Chromium can, rarely, never finish a capture of a page whose script still runs (seen as a
+    full-page shot of the Why tab that had not ended after 240 s): each try has 45 s, and between tries
+    the page must answer a script within 10 s, so a page that hangs still fails.
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
