@@ -42,7 +42,10 @@ def main(argv: list[str] | None = None) -> None:
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     from sbert_demo.ui.app import build_app, configure_queue, draw_first_page, launch_options
 
-    demo = configure_queue(build_app())
+    try:
+        demo = configure_queue(build_app())
+    except ValueError as exc:  # settings that would share what is not a visitor's: said, and the app does not start
+        raise SystemExit(f"error: {exc}") from None
     draw_first_page()  # on a prepared machine: the default page drawn before anyone can ask for it
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, mcp_server=args.mcp,
                 **launch_options())

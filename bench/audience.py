@@ -5,8 +5,8 @@ Starts the app on loopback (a fresh models folder and an empty board store; the 
 runtime choice and the UMAP compile cache of the user's cache folder are reused, as after any
 earlier start), creates a board through ``/board_create``, then:
 
-* ``--phones`` phones (default 100), each its own ``gradio_client.Client`` (its own session, as a
-  phone's browser), send 3 distinct STSb sentences at random moments of ``--seconds`` (default 60),
+* ``--phones`` phones (default 100), each its own ``gradio_client.Client`` (its own session and visitor
+  cookie, as a phone's browser that opened the page), send 3 distinct STSb sentences at random moments of ``--seconds`` (default 60),
   through ``/board_send`` (what the page's Send button calls);
 * the presenter asks ``/board_state`` every 2 s (the board's picture: the same work as the page's
   timer) and notes when each accepted sentence first appears on it.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import secrets
 import sqlite3
 import sys
 import tempfile
@@ -39,6 +40,7 @@ from load import free_port, start_app, stop_app, wait_ready  # noqa: E402
 
 from sbert_demo.data.benchmarks import sts_split  # noqa: E402
 from sbert_demo.encoding.devices import cpu_name  # noqa: E402
+from sbert_demo.ui.visitor import COOKIE  # noqa: E402
 
 PER_PHONE = 3
 POLL_S = 2.0
@@ -68,7 +70,9 @@ def main() -> None:
             presenter = Client(url, verbose=False)
             code = presenter.predict(args.model, api_name="/board_create")["code"]
             presenter.predict(code, api_name="/board_state")  # the presenter's page is open before the room joins
-            phones = [Client(url, verbose=False) for _ in range(args.phones)]
+            # each phone as a browser that opened the board's page: its own session and its visitor cookie
+            phones = [Client(url, verbose=False, headers={"Cookie": f"{COOKIE}={secrets.token_urlsafe(16)}"})
+                      for _ in range(args.phones)]
             accepted: dict[str, float] = {}  # sentence -> when its send returned
             refused, failed, send_s = [], [], []
             seen: dict[str, float] = {}

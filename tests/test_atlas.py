@@ -413,9 +413,9 @@ def test_the_corpus_tab_reads_a_hugging_face_dataset(tmp_path, shipped_sentences
     from sbert_demo.config import reload_settings
     from sbert_demo.ui import corpus as tab
 
-    monkeypatch.setenv("SBERT_DEMO_DATASET_ROOTS", str(tmp_path))
+    monkeypatch.setenv("SBERT_DEMO_DATASET_ROOTS", str(tmp_path / "shared"))  # a folder of its own: not the cache's
     reload_settings()
-    folder = tmp_path / "saved"
+    folder = tmp_path / "shared" / "saved"
     datasets.Dataset.from_dict({"sentence": shipped_sentences[0][:50], "topic": shipped_sentences[1][:50]}) \
         .save_to_disk(str(folder))
     corpus = tab.load_corpus("dataset", None, None, None, str(folder))

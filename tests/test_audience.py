@@ -35,7 +35,7 @@ def test_a_board_keeps_its_sentences_across_a_restart(store: BoardStore, tmp_pat
     board = store.create("glove-6b-50d")
     assert len(board.code) == 5 and board.secret and "I" not in board.code and "O" not in board.code
     for i, text in enumerate(["A cat sleeps.", "A dog barks.", "Stocks fell."]):
-        store.add(board.code, text, sender=f"phone-{i}")
+        store.add(board.code, text, sender=f"visitor:phone-{i}")
     again = BoardStore(tmp_path / "boards.sqlite")  # the app started again
     assert [s.text for s in again.sentences(board.code.lower())] == ["A cat sleeps.", "A dog barks.", "Stocks fell."]
     assert again.get(f" {board.code[:2]} {board.code[2:]} ").model == "glove-6b-50d"  # typed with spaces
@@ -96,7 +96,7 @@ def test_six_hundred_sends_fill_the_board_at_five_hundred(store: BoardStore) -> 
     refused = []
     for i in range(600):
         try:
-            store.add(board.code, f"Sentence {i}.", sender=f"phone-{i}")
+            store.add(board.code, f"Sentence {i}.", sender=f"visitor:phone-{i}")
         except ValueError as exc:
             refused.append(str(exc))
     assert len(store.sentences(board.code)) == MAX_SENTENCES
@@ -110,7 +110,7 @@ def test_a_hundred_phones_at_once_lose_nothing(store: BoardStore) -> None:
     def phone(n: int) -> None:
         for k in range(3):
             try:
-                accepted.append(store.add(board.code, f"Phone {n} says {k}.", sender=f"phone-{n}").id)
+                accepted.append(store.add(board.code, f"Phone {n} says {k}.", sender=f"visitor:phone-{n}").id)
             except Exception as exc:  # noqa: BLE001 - any failure is what this test looks for
                 errors.append(repr(exc))
 
@@ -352,11 +352,11 @@ def test_new_sessions_from_one_address_do_not_reset_the_limit(store: BoardStore)
     from sbert_demo.audience.store import PER_ADDRESS_MINUTE
 
     boards = [store.create("glove-6b-50d") for _ in range(2)]
-    for i in range(PER_ADDRESS_MINUTE):  # a script opening a new session for each sentence, over two boards
-        store.add(boards[i % 2].code, f"Sentence {i}.", sender=f"session-{i}", address="203.0.113.7",
+    for i in range(PER_ADDRESS_MINUTE):  # a script fetching a new visitor cookie for each sentence, two boards
+        store.add(boards[i % 2].code, f"Sentence {i}.", sender=f"visitor:session-{i}", address="203.0.113.7",
                   now=1000.0 + i * 0.01)
     with pytest.raises(ValueError, match="came from your network in the last minute"):
-        store.add(boards[0].code, "One more.", sender="session-new", address="203.0.113.7", now=1020.0)
+        store.add(boards[0].code, "One more.", sender="visitor:session-new", address="203.0.113.7", now=1020.0)
     store.add(boards[0].code, "Another network is not held.", sender="x", address="198.51.100.9", now=1020.0)
     store.add(boards[1].code, "A minute later it may send again.", sender="y", address="203.0.113.7", now=1080.0)
     assert sum(len(store.sentences(b.code)) for b in boards) == PER_ADDRESS_MINUTE + 2
@@ -369,10 +369,10 @@ def test_a_whole_room_behind_one_venue_address_fills_its_board(store: BoardStore
 
     board = store.create("glove-6b-50d")
     for i in range(MAX_SENTENCES):
-        store.add(board.code, f"Phone {i} says hello.", sender=f"phone-{i}", address="192.0.2.1", now=5000.0 + i * 0.1)
+        store.add(board.code, f"Phone {i} says hello.", sender=f"visitor:phone-{i}", address="192.0.2.1", now=5000.0 + i * 0.1)
     assert len(store.sentences(board.code)) == MAX_SENTENCES
     with pytest.raises(ValueError, match="The board is full"):
-        store.add(board.code, "One too many.", sender="phone-late", address="192.0.2.1", now=5055.0)
+        store.add(board.code, "One too many.", sender="visitor:phone-late", address="192.0.2.1", now=5055.0)
 
 
 def test_the_address_is_the_one_the_nearest_proxy_saw(monkeypatch: pytest.MonkeyPatch) -> None:

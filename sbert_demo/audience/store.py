@@ -11,8 +11,11 @@ board (case and spacing ignored); :data:`PER_MINUTE` sentences a minute from one
 cookie, kept across reloads: :mod:`sbert_demo.ui.visitor`; else its session), and
 :data:`PER_ADDRESS_MINUTE` a minute from one network address to all boards (a ceiling high enough for a
 whole room of phones behind one venue's address; a script that opens a new session for every sentence
-still meets the board's size and the presenter's lock and hide);
-:data:`MAX_SENTENCES` a board. Addresses are kept only as a salted hash. Boards older than
+still meets the board's size and the presenter's lock and hide); :data:`COOKIELESS_PER_MINUTE` a minute to one
+board from all browsers without the visitor cookie together (a script that drops it to send as a new phone each
+time); :data:`MAX_SENTENCES` shown on a board (a hidden sentence frees its place) and :data:`MAX_KEPT` kept,
+hidden ones included. The presenter hides one sentence, or one and every later one (a flood, in one action,
+the sentences sent before it kept). Addresses are kept only as a salted hash. Boards older than
 :data:`KEEP_HOURS` hours are removed when a board is created.
 
 Example::
@@ -51,7 +54,12 @@ PER_MINUTE = 3
 # address, so it lets a full room of MAX_SENTENCES phones each send one in the same minute (120 refused 380 of
 # 500 such sentences); a script that opens a new session for each sentence still stops at the board's size.
 PER_ADDRESS_MINUTE = 600
-MAX_SENTENCES = 500
+MAX_SENTENCES = 500  # shown on a board: hidden ones do not count
+MAX_KEPT = 5 * MAX_SENTENCES  # kept on a board, hidden ones included: a flood hidden again and again stops here
+# Browsers without the visitor cookie, together, on one board: a phone that loads the page has the cookie; a script
+# that drops it to count as a new phone for every sentence meets this rate (and the network's ceiling).
+COOKIELESS_PER_MINUTE = 20
+COOKIE_SENDER = "visitor:"  # how a sender named by its visitor cookie begins (sbert_demo.ui.visitor)
 KEEP_HOURS = 48
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"  # no I or O: read off a slide, typed on a phone
 CODE_LENGTH = 5
@@ -224,9 +232,19 @@ class BoardStore:
                                         (where, now - 60)).fetchone()[0] >= PER_ADDRESS_MINUTE:
                     raise ValueError(f"{PER_ADDRESS_MINUTE} sentences came from your network in the last minute; "
                                      "wait a moment.")
-                count = db.execute("SELECT COUNT(*) FROM sentences WHERE board = ?", (board.code,)).fetchone()[0]
-                if count >= MAX_SENTENCES:
+                if not sender.startswith(COOKIE_SENDER) and db.execute(
+                        "SELECT COUNT(*) FROM sentences WHERE board = ? AND created > ? AND sender NOT LIKE ?",
+                        (board.code, now - 60, COOKIE_SENDER + "%")).fetchone()[0] >= COOKIELESS_PER_MINUTE:
+                    raise ValueError(f"{COOKIELESS_PER_MINUTE} sentences came to this board from browsers that keep no "
+                                     "cookie in the last minute; open the board's page in your browser, or wait a "
+                                     "moment.")
+                shown, kept = db.execute("SELECT COUNT(*) - COALESCE(SUM(hidden), 0), COUNT(*) FROM sentences "
+                                         "WHERE board = ?", (board.code,)).fetchone()
+                if shown >= MAX_SENTENCES:
                     raise ValueError(f"The board is full ({MAX_SENTENCES} sentences).")
+                if kept >= MAX_KEPT:
+                    raise ValueError(f"The board keeps at most {MAX_KEPT:,} sentences, hidden ones included, and "
+                                     "holds that many; the presenter can start a new board.")
                 try:
                     cursor = db.execute("INSERT INTO sentences (board, text, norm, sender, created, address) "
                                         "VALUES (?, ?, ?, ?, ?, ?)", (board.code, clean, _norm(clean), sender, now, where))
@@ -245,16 +263,26 @@ class BoardStore:
                               + ("" if include_hidden else "AND hidden = 0 ") + "ORDER BY id", (board.code,)).fetchall()
         return [Sentence(r[0], r[1], r[2], bool(r[3])) for r in rows]
 
-    def hide(self, code: str, secret: str, sentence_id: int) -> None:
+    def hide(self, code: str, secret: str, sentence_id: int, and_later: bool = False) -> int:
+        """Hide sentence ``sentence_id`` (and, with ``and_later``, every one sent after it: a flood in one action);
+        how many were hidden now."""
         board = self.check_secret(code, secret)
         if isinstance(sentence_id, bool) or not isinstance(sentence_id, int) or not 1 <= sentence_id <= MAX_ID:
             raise ValueError(f"There is no sentence #{str(sentence_id)[:24]} on board {board.code}: choose one from "
                              "the list of its sentences.")
         with self._connection() as db:
-            changed = db.execute("UPDATE sentences SET hidden = 1 WHERE board = ? AND id = ?",
-                                 (board.code, int(sentence_id))).rowcount
-        if not changed:
-            raise ValueError(f"There is no sentence #{sentence_id} on board {board.code}.")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("SELECT 1 FROM sentences WHERE board = ? AND id = ?",
+                              (board.code, sentence_id)).fetchone() is None:
+                    raise ValueError(f"There is no sentence #{sentence_id} on board {board.code}.")
+                changed = db.execute("UPDATE sentences SET hidden = 1 WHERE board = ? AND hidden = 0 AND "
+                                     + ("id >= ?" if and_later else "id = ?"), (board.code, sentence_id)).rowcount
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return changed
 
     def clear(self, code: str, secret: str) -> int:
         board = self.check_secret(code, secret)

@@ -36,6 +36,8 @@ MAX_SENTENCES = 1_000_000  # one 2-core machine maps this many in minutes (bench
 MAX_UPLOAD_BYTES = 300 * 2**20  # the one limit of a corpus file uploaded to the app, whatever its rows
 SUFFIXES = (".parquet", ".csv", ".tsv", ".txt", ".jsonl")
 BATCH_ROWS = 65_536
+FIRST_CHUNK = 1 << 20  # what decides, in well under a second, that a text file is text: lines, no NUL bytes
+MAX_LINE_CHARS = 4 << 20  # a line (a row, a record) is read whole: past this it is no sentence's, and refused
 NUMBER = re.compile(r"^[\s+-]*[\d.,eE+-]+\s*$")
 
 Progress = Callable[[float, str], None]
@@ -226,6 +228,7 @@ def _file_batches(path: Path) -> tuple[list[str], int | None, Iterator[dict[str,
         raise ValueError(f"{path.name} is empty; a corpus needs at least two sentences.")
     if suffix == ".parquet":
         return _parquet([path], path.name)
+    check_text_start(path)
     if suffix in (".csv", ".tsv"):
         return _delimited(path, "\t" if suffix == ".tsv" else ",")
     if suffix == ".jsonl":
@@ -283,13 +286,35 @@ def _delimited(path: Path, delimiter: str):
     return columns, None, batches()
 
 
+def check_text_start(path: Path) -> None:
+    """Refuse, from its first MB alone, a file that cannot be lines of text: NUL bytes (a binary file, a sparse
+    one) or no line break where more follows (a sentence per line, a row per line); a ValueError that says so."""
+    with path.open("rb") as handle:
+        start = handle.read(FIRST_CHUNK)
+        more = bool(handle.read(1))
+    if b"\x00" in start:
+        raise ValueError(f"{path.name} holds NUL bytes in its first MB: it is a binary file, not text. Save the corpus "
+                         "as UTF-8 text (.txt, .csv, .tsv, .jsonl) or as .parquet.")
+    if more and b"\n" not in start and b"\r" not in start:
+        raise ValueError(f"{path.name} has no line break in its first MB; a corpus file holds one sentence (or row) "
+                         "per line. Save it with one per line.")
+
+
 def _utf8_lines(path: Path, hint: str) -> Iterator[tuple[int, str]]:
     """(line number, line) of a UTF-8 file (a BOM is dropped); any other encoding is refused with a sentence,
-    never read with replacement characters."""
+    never read with replacement characters, and so is a line longer than :data:`MAX_LINE_CHARS` (memory stays
+    bounded however the file is made)."""
     number = 0
     try:
         with path.open(encoding="utf-8-sig", errors="strict") as handle:
-            for number, line in enumerate(handle, 1):
+            while line := handle.readline(MAX_LINE_CHARS + 1):
+                number += 1
+                if len(line) > MAX_LINE_CHARS:
+                    raise ValueError(f"Line {number:,} of {path.name} is longer than {MAX_LINE_CHARS:,} characters; "
+                                     "a corpus holds one sentence (or row) per line.")
+                if "\x00" in line:
+                    raise ValueError(f"Line {number:,} of {path.name} holds NUL bytes: the file is not all text. "
+                                     "Save the corpus as UTF-8 text.")
                 yield number, line
     except UnicodeDecodeError:
         raise not_utf8(path.name, hint, line=number + 1) from None
@@ -370,11 +395,18 @@ def _dataset_batches(spec: SourceSpec):
     try:
         if saved:
             loaded = datasets.load_from_disk(str(local))
+        elif spec.visitor and folder:
+            loaded = _shared_folder(local, spec)
         else:
             # A visitor reads public datasets only: never with the operator's token.
             loaded = datasets.load_dataset(str(local) if folder else spec.dataset, spec.config, split=spec.split,
                                            data_files=list(spec.data_files) or None,
                                            **({"token": False} if spec.visitor else {}))
+    except ValueError as exc:
+        if "it is not read" in str(exc):  # a file outside the shared folders: said as it is
+            raise
+        raise ValueError(f"The dataset {spec.dataset!r} could not be loaded ({str(exc)[:200]}); check its name, "
+                         "config, split and files.") from None
     except FileNotFoundError as exc:
         raise ValueError(f"The dataset {spec.dataset!r} was not found ({str(exc)[:200]}); check its name or files.") from None
     except Exception as exc:  # datasets raises many kinds (DatasetNotFoundError, ConnectionError, ValueError ...)
@@ -391,3 +423,17 @@ def _dataset_batches(spec: SourceSpec):
             yield batch
 
     return columns, loaded.num_rows, batches()
+
+
+def _shared_folder(local: Path, spec: SourceSpec):
+    """A folder of data files under a root the operator shares, as ``load_dataset`` reads it, with every data
+    file its loader resolves (its README may name patterns) checked to lie under a root before one is read."""
+    import datasets
+
+    from .access import check_visitor_files, visitor_roots
+
+    builder = datasets.load_dataset_builder(str(local), spec.config, token=False)
+    check_visitor_files([name for files in (builder.config.data_files or {}).values() for name in files],
+                        *visitor_roots())
+    builder.download_and_prepare()
+    return builder.as_dataset(split=spec.split)

@@ -5,6 +5,8 @@
 * :func:`model_identity` fingerprints the files a model comes from (names, sizes, modification
   times), so a model retrained in place gets a new identity and never reuses stale embeddings.
 * :func:`resolve` answers, cheaply, which entry, from where and with which identity.
+* :func:`notices` sends what a load prepares first (a distillation: minutes, once) to whoever runs the
+  request (a view's progress bar), where the caller that loads the model passes no ``notify`` of its own.
 
 Which device and precision a model runs in, and the bounded cache of loaded models, belong to
 :mod:`sbert_demo.encoding.model_cache`.
@@ -12,8 +14,10 @@ Which device and precision a model runs in, and the bounded cache of loaded mode
 
 from __future__ import annotations
 
+import contextvars
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from .entries import Availability, ModelEntry
@@ -23,6 +27,17 @@ from .libraries import import_hugging_face
 from .registry import Registry, get_registry
 
 logger = logging.getLogger(__name__)
+_listener: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar("load_notices", default=None)
+
+
+@contextmanager
+def notices(listener: Callable[[str], None]) -> Iterator[None]:
+    """Within the block, a model built with no ``notify`` of its own tells ``listener`` what it prepares."""
+    token = _listener.set(listener)
+    try:
+        yield
+    finally:
+        _listener.reset(token)
 
 
 def model_identity(entry: ModelEntry, status: Availability, registry: Registry | None = None) -> str | None:
@@ -44,7 +59,7 @@ def build_model(entry: ModelEntry, status: Availability, device: str = "cpu",
     kind = kind_of(entry)
     kind.prepare(entry, status)
     import_hugging_face()  # never two threads at once (the app's start loads models side by side)
-    return kind.load(entry, status, device, notify=notify, registry=registry or get_registry())
+    return kind.load(entry, status, device, notify=notify or _listener.get(), registry=registry or get_registry())
 
 
 class ResolvedModel(NamedTuple):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from .kinds import EMBEDS, kind_of
-from .loading import ResolvedModel, resolve
+from .loading import ResolvedModel, notices, resolve
 from .registry import Registry, get_registry, requested_keys
 
 Progress = Callable[[float, str], None]  # (fraction done, what is happening): the one progress signature
@@ -120,11 +120,7 @@ def iter_per_model(models: Sequence[str | ResolvedModel], run_one: Callable[[Res
             yield outcome.failed(model, str(exc), registry, seconds=time.perf_counter() - started, **failed_values)
             continue
         try:
-            result = run_one(resolved, step)
-            if inspect.isgenerator(result):
-                yield from result
-            else:
-                yield result
+            yield from _told(step, run_one, resolved)
         except ValueError as exc:
             yield outcome.failed(resolved, str(exc), seconds=time.perf_counter() - started, **failed_values)
 
@@ -153,3 +149,24 @@ def outcome_notes(outcomes: Sequence[ModelOutcome]) -> list[str]:
             notes.append(f"{outcome.label} was skipped: {outcome.error}")
         notes.extend(f"{outcome.label}: {note}" for note in outcome.notes)
     return notes
+
+
+def _told(step: Progress, run_one: Callable, resolved: ResolvedModel) -> Iterator:
+    """``run_one``'s outcomes, each computed with what a first load prepares (a distillation) told to ``step``;
+    the notices are set only while ``run_one`` runs, never across a yield (a generator may be resumed in
+    another thread's context)."""
+    def told(what: str) -> None:
+        step(0.0, what)
+
+    with notices(told):
+        result = run_one(resolved, step)
+    if not inspect.isgenerator(result):
+        yield result
+        return
+    while True:
+        with notices(told):
+            try:
+                item = next(result)
+            except StopIteration:
+                return
+        yield item

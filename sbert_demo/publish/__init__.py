@@ -9,6 +9,8 @@
 * :mod:`.talk` adds the talk: the presenter view's steps drawn once, a page that steps through them;
 * :mod:`.vendor` brings what the pages run that this project did not write (ONNX Runtime Web, a QR code
   generator, plotly.js) into the folder: nothing is loaded from anywhere else;
+* :mod:`.folder` keeps the folder the user's: publish moves its files in, lists them, and replaces only
+  those the next time (a stranger's folder is refused);
 * :mod:`.packing` gzips the large files a page fetches whole (ONNX Runtime Web's WebAssembly, MiniLM's
   graph); the page unpacks them.
 

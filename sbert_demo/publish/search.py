@@ -215,7 +215,8 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
                 table_scales.astype("<f4").tofile(out / "table-scales.f32")
                 dimension = table.shape[1]
             else:
-                vendored(ONNXRUNTIME_WEB, settings())  # before the graph: without it, no search
+                waiting = lambda what, done=done: say(done / len(models), what)  # noqa: E731
+                vendored(ONNXRUNTIME_WEB, settings(), waiting)  # before the graph: without it, no search
                 tokenizer, dimension = web_graph(int8_graph(model.key), out)
                 if (out / "model.onnx").stat().st_size > GRAPH_LIMIT_MB * 1e6:
                     raise ValueError(f"{label}'s graph is {(out / 'model.onnx').stat().st_size / 1e6:,.0f} MB, more "

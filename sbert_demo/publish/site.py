@@ -22,9 +22,7 @@ fetched from anywhere else: no CDN, no server code, no build step where it is ho
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +34,7 @@ from ..atlas import compare
 from ..atlas.store import Atlas, open_atlas
 from ..explore.exports import spreadsheet_safe
 from ..formatting import MISSING
+from . import folder
 from .packing import gzipped
 
 ASSETS = Path(__file__).resolve().parents[1] / "ui" / "assets"
@@ -72,39 +71,44 @@ class Site:
 def publish_map(atlas: Atlas | str | None, out: Path, *, app_url: str | None = None, search: bool = True,
                 talk: bool = False, title: str | None = None, progress: Progress | None = None) -> Site:
     """Write the static folder of ``atlas`` (an :class:`Atlas` or its id), with the talk in ``talk/`` when
-    ``talk`` (or the talk alone, without a map), into ``out`` (created, or an empty folder, or an earlier
-    published folder, which is replaced whole); return what it holds."""
+    ``talk`` (or the talk alone, without a map), into ``out`` (created, or an empty folder, or one published
+    before, where only what publish wrote is replaced: :mod:`.folder`); return what it holds."""
     if atlas is None and not talk:
         raise ValueError("Name a map to publish (--map ID or latest), the talk (--talk), or both.")
     atlas = open_atlas(atlas) if isinstance(atlas, str) else atlas
     app_url = check_app_url(app_url)
     say = progress or (lambda fraction, what: None)
-    out = Path(out).expanduser().resolve()
-    _check_target(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    staging.chmod(0o755)  # mkdtemp's folder is its owner's only: a web server running as another user reads it
+    out = Path(out).expanduser().absolute()
+    try:
+        return _publish(atlas, folder.claim(out), app_url, search, talk, title, say)
+    except OSError as exc:  # a folder that cannot be written, a disk that is full: a sentence, not a traceback
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        raise ValueError(f"Could not publish into {out}: {exc.strerror or exc}{where}. Name a folder you can "
+                         "write to.") from None
+
+
+def _publish(atlas: Atlas | None, target: folder.Target, app_url: str | None, search: bool, talk: bool,
+             title: str | None, say: Progress) -> Site:
+    built = folder.staging(target)
     share = 0.5 if atlas is not None and talk else 1.0  # of the progress bar, the map's
     try:
-        pairs, searched, notes = (_map(atlas, staging, app_url, search, title, talk,
+        pairs, searched, notes = (_map(atlas, built, app_url, search, title, talk,
                                        lambda f, what: say(share * f, what)) if atlas is not None else ([], [], []))
         steps = 0
         if talk:
             from .talk import publish_talk
 
-            steps = publish_talk(staging, app_url=app_url, with_map=atlas is not None,
+            steps = publish_talk(built, app_url=app_url, with_map=atlas is not None,
                                  progress=lambda f, what: say(1 - share + share * f if atlas is not None else f, what))
             if atlas is None:
-                _talk_only(staging)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+                _talk_only(built)
+        files = folder.install(target, built)
+    except BaseException:
+        folder.discard(target, built)
+        raise
     say(1.0, "written")
-    files = [p for p in out.rglob("*") if p.is_file()]
     models = atlas.models if atlas is not None else []
-    return Site(out, atlas.n if atlas is not None else 0, tuple(m["label"] for m in models), len(pairs),
+    return Site(target.folder, atlas.n if atlas is not None else 0, tuple(m["label"] for m in models), len(pairs),
                 tuple(models[m]["label"] for m in searched), len(files), sum(p.stat().st_size for p in files),
                 tuple(notes), steps)
 
@@ -157,14 +161,6 @@ def check_app_url(app_url: str | None) -> str | None:
         raise ValueError(f"--app-url must be an http(s) address, e.g. https://you-sbert-demo.hf.space/ "
                          f"({app_url[:80]!r} is not).")
     return app_url.strip()
-
-
-def _check_target(out: Path) -> None:
-    """Publishing replaces ``out`` whole: only an empty folder or an earlier published one, never anything else."""
-    if out.is_file():
-        raise ValueError(f"{out} is a file; name a folder to publish into.")
-    if out.is_dir() and any(out.iterdir()) and not (out / "site.json").is_file():
-        raise ValueError(f"{out} holds other files; publish into an empty folder or a new one (it is replaced whole).")
 
 
 def _arrays(atlas: Atlas, data: Path) -> None:
@@ -226,23 +222,38 @@ def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str, talk: boo
 
 
 def space_readme(title: str, sentences: int, models: Sequence[str], talk: bool = False) -> str:
-    """The folder's README: a Static Space's front matter (uploading the folder makes the Space) and what it is."""
-    safe = " ".join(title.replace('"', "'").split())[:60] or "Corpus map"
+    r"""The folder's README: a Static Space's front matter (uploading the folder makes the Space; written by a YAML
+    library, so any title reads back as it is) and what it is (the title escaped for Markdown and HTML).
+
+    >>> import yaml
+    >>> readme = space_readme('ti\'tle\\q "x"\n<img src=x>', 3, ["GloVe"])
+    >>> yaml.safe_load(readme.split("---")[1])["title"]
+    'ti\'tle\\q "x" <img src=x>'
+    >>> "<img" in readme.split("---", 2)[2]
+    False
+    """
+    import yaml
+
+    safe = " ".join(title.split())[:60] or "Corpus map"
     what = []
     if models:
-        what.append(f"A map of {sentences:,} sentences under {', '.join(models)}: hover a point to read it, lasso a "
-                    "group, compare how the models group the same sentences, search by meaning.")
+        what.append(f"A map of {sentences:,} sentences under {_markdown(', '.join(models))}: hover a point to read "
+                    "it, lasso a group, compare how the models group the same sentences, search by meaning.")
     if talk:
         what.append("The talk (`talk/`): why siamese sentence embeddings beat naive ones, in eight steps; → and ← "
                     "move, F fills the screen, Q shows the page's QR code.")
-    return ("---\n"
-            f'title: "{safe}"\n'
-            "emoji: 🧭\ncolorFrom: indigo\ncolorTo: green\n"
-            "sdk: static\napp_file: index.html\npinned: false\n"
-            "---\n\n"
-            f"# {safe}\n\n"
+    front = {"title": safe, "emoji": "🧭", "colorFrom": "indigo", "colorTo": "green", "sdk": "static",
+             "app_file": "index.html", "pinned": False}
+    return ("---\n" + yaml.safe_dump(front, allow_unicode=True, sort_keys=False, width=10_000) + "---\n\n"
+            f"# {_markdown(safe)}\n\n"
             + " ".join(what) + " Published by sbert-demo (`python -m sbert_demo publish`); everything runs in the "
             "browser from this folder.\n")
+
+
+def _markdown(value: str) -> str:
+    """Text shown as itself in Markdown: its markup characters escaped, HTML's as entities."""
+    escaped = "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~" else c for c in value)
+    return _text(escaped)
 
 
 def _attribute(value: str) -> str:

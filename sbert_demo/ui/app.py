@@ -15,6 +15,7 @@ import threading
 
 import gradio as gr
 
+from ..corpus.access import check_configured_roots
 from . import audience, explore, models, sts, talk, tools, why
 from .common import MAX_FILE_SIZE
 from .links import TabParts
@@ -160,7 +161,9 @@ def _optional_tabs() -> list[tuple[str, object]]:
 
 
 def build_app(warm_up: bool = True) -> gr.Blocks:
-    """The Blocks app with every tab, not launched; call :func:`configure_queue` before launching."""
+    """The Blocks app with every tab, not launched; call :func:`configure_queue` before launching. A ValueError
+    where the settings would share what is not a visitor's (a dataset root holding the cache or the uploads)."""
+    check_configured_roots()
     with gr.Blocks(title=TITLE, fill_width=True) as demo:
         with gr.Row(equal_height=True, elem_classes="header-row"):
             gr.HTML(asset("header.html"))

@@ -74,7 +74,8 @@ async def _rows_in(request: Request) -> np.ndarray | None:
         raise ValueError('Send the selection as JSON, {"rows": [0, 5, 9]}, or as int32 bytes.')
     if not isinstance(rows, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in rows):
         raise ValueError("A selection is a list of sentence numbers (whole numbers from 0).")
-    outside = next((r for r in rows if not 0 <= r < MAX_ROW), None)  # checked before numpy meets 2**63
+    # Before numpy meets 2**63; a number within that is judged against the corpus's own range (Atlas.check_rows).
+    outside = next((r for r in rows if not -MAX_ROW < r < MAX_ROW), None)
     if outside is not None:
         shown = str(outside) if len(str(outside)) <= 24 else f"{str(outside)[:12]}…"
         raise ValueError(f"Sentence numbers are whole numbers from 0 up to the corpus's size; {shown} is not one.")

@@ -67,7 +67,7 @@ def check_board_model(model: object) -> str:
     return resolved.entry.key
 
 
-def _flag(value: object) -> bool:
+def _flag(value: object, what: str = "whether the board is closed") -> bool:
     """A yes/no from a page (a checkbox) or a script (true, false, "true", "false", 1, 0)."""
     if isinstance(value, bool):
         return value
@@ -75,7 +75,7 @@ def _flag(value: object) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
         return value.strip().lower() in ("true", "1", "yes")
-    raise ValueError("Say whether the board is closed with true or false.")
+    raise ValueError(f"Say {what} with true or false.")
 
 
 def _board_code(code: object) -> object:
@@ -135,8 +135,9 @@ def api_lock(code: str, secret: str, locked: bool | str) -> str:
 
 
 @user_errors
-def api_hide(code: str, secret: str, sentence_id: int) -> str:
-    return _text(hide_sentence(code, secret, sentence_id))
+def api_hide(code: str, secret: str, sentence_id: int, and_later: bool = False) -> str:
+    """Hide sentence ``sentence_id`` of the board, and with ``and_later`` every one sent after it (a flood)."""
+    return _text(hide_sentence(code, secret, sentence_id, and_later))
 
 
 @user_errors
@@ -312,12 +313,16 @@ def set_locked(code: str, secret: str, locked: bool | str) -> str:
 
 
 @user_errors
-def hide_sentence(code: str, secret: str, number: float | None) -> str:
+def hide_sentence(code: str, secret: str, number: float | None, and_later: bool | str = False) -> str:
     _board_code(code)
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
             or int(number) != number:
         raise ValueError("Choose the sentence to hide (the list holds the board's sentences, newest first).")
-    board_store().hide(code, secret, int(number))
+    later = _flag(and_later, "whether every later sentence is hidden too")
+    hidden = board_store().hide(code, secret, int(number), and_later=later)
+    if later:
+        return snippets.message(f"Sentence #{int(number)} and every later one are hidden from the board ({hidden} "
+                                "now); the sentences sent before it stay.", "info")
     return snippets.message(f"Sentence #{int(number)} is hidden from the board.", "info")
 
 
@@ -392,6 +397,7 @@ def build_tab() -> list[Refresher]:
             hide_number = gr.Dropdown([], value=None, label="Hide a sentence (newest first; #number as on the map)",
                                       elem_id="board-hide-choice", scale=3, min_width=300, interactive=False)
             hide = gr.Button("Hide", elem_id="board-hide", interactive=False)
+            hide_later = gr.Button("Hide it and every later one", elem_id="board-hide-later", interactive=False)
             clear = gr.Button("Clear the board", variant="stop", elem_id="board-clear", interactive=False)
             export = gr.Button("Export CSV", elem_id="board-export", interactive=False)
         notes = gr.HTML(elem_id="board-notes")
@@ -405,8 +411,8 @@ def build_tab() -> list[Refresher]:
     gr.on(None, open_from_link, None, [code, board_code, secret, invite, model, timer], **quiet)  # on page load
     action([create.click], create_board, model, [board_code, secret, invite, model, timer], failures_to=invite,
            api_visibility="private", concurrency_id="board", reveal="board-invite")  # the QR code on screen
-    board_code.change(lambda code: [gr.update(interactive=bool(code))] * 5, board_code,
-                      [lock, hide_number, hide, clear, export], **quiet)
+    board_code.change(lambda code: [gr.update(interactive=bool(code))] * 6, board_code,
+                      [lock, hide_number, hide, hide_later, clear, export], **quiet)
     action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json], failures_to=landed,
            api_name="board_send", concurrency_id="board-send", concurrency_limit=4).then(
         lambda: "", None, sentence, **quiet)
@@ -416,8 +422,10 @@ def build_tab() -> list[Refresher]:
     presenter = dict(failures_to=notes, api_visibility="private", queue=False, show_progress="hidden")
     action([model.input], set_model, [board_code, secret, model], notes, **presenter)
     action([lock.input], set_locked, [board_code, secret, lock], notes, **presenter)
-    action([hide.click], hide_sentence, [board_code, secret, hide_number], notes, **presenter).success(
-        lambda: None, None, hide_number, **quiet)  # the hidden sentence leaves the list at the next refresh
+    for button, later in ((hide, False), (hide_later, True)):
+        action([button.click], lambda code, key, number, later=later: hide_sentence(code, key, number, later),
+               [board_code, secret, hide_number], notes, **presenter).success(
+            lambda: None, None, hide_number, **quiet)  # the hidden sentences leave the list at the next refresh
     action([clear.click], clear_board, [board_code, secret], notes, **presenter)
     action([export.click], export_for_page, [board_code, secret], exported, failures_to=notes, api_visibility="private")
     # The same for scripts (the presenter's code and secret are arguments there, not page state).

@@ -241,7 +241,7 @@ def room_status(room: dict, pictures=()) -> str:
     registry = get_registry()
     join, _ = links(room["base"], room["code"])
     presenter = f"{room['base']}?view=talk&step={ROOM_STEP + 1}&board={room['code']}&key={room['secret']}"
-    count = len(pictures[0].sentences) if pictures else 0
+    count = len(pictures[0].sentences) if pictures else len(room_sentences(room))  # a link's board may hold some
     pairs = []
     for shown in pictures:
         if shown.closest is not None:

@@ -11,11 +11,14 @@ retrained teacher or a new recipe makes it again. It embeds sentences, so every 
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ...config import settings
+from ...formatting import about
 from ..distill import PCA_DIMS, distil, distilled_from
 from ..entries import Availability, ModelEntry
 from ..identity import fingerprint
@@ -78,10 +81,24 @@ class StaticKind(ModelKind):
         teacher, teacher_status, files = self._teacher(entry, registry)
         teacher_identity = fingerprint(teacher.kind, teacher.pooling, teacher_status.location, files)
         if distilled_from(folder) != teacher_identity:
-            say = (lambda done, total: notify(f"Distilling {entry.label} (once per teacher version): "
-                                              f"{done:,} / {total:,} tokens")) if notify else None
-            distil(Path(teacher_status.location), folder, say, teacher_identity)
+            if notify:
+                notify(f"Preparing {entry.label}: distilling it from {teacher.label}'s vocabulary, once per teacher "
+                       "version (minutes on a small CPU); the time left shows once the first tokens are done")
+            distil(Path(teacher_status.location), folder, _counter(entry.label, notify) if notify else None,
+                   teacher_identity)
         return SentenceTransformer(str(folder), device=device, local_files_only=True, trust_remote_code=False)
 
     def dimension(self, entry: ModelEntry, status: Availability) -> int | None:
         return PCA_DIMS
+
+
+def _counter(label: str, notify: Callable[[str], None]) -> Callable[[int, int], None]:
+    """A distillation's progress as a sentence with the time left, from the rate measured so far."""
+    started = time.monotonic()
+
+    def count(done: int, total: int) -> None:
+        elapsed = time.monotonic() - started
+        left = f", {about(elapsed / done * (total - done))} left" if done and elapsed >= 1 else ""
+        notify(f"Preparing {label} (distilled once per teacher version): {done:,} / {total:,} tokens{left}")
+
+    return count
