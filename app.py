@@ -38,6 +38,10 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
     quiet_libraries()
+    # Gradio's own switch: how often a page's event stream is looked at while a run is under way. Its default (15 s)
+    # let a run whose page had closed go on for up to 15 s before Gradio marked it gone; every 2 s, a closed page's
+    # Table 1 or corpus map stops within seconds (sbert_demo.ui.page_work).
+    os.environ.setdefault("GRADIO_HEARTBEAT_INTERVAL", "2")
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>`: every thread's stack to the log, for a request that hangs
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     from sbert_demo.ui.app import build_app, configure_queue, draw_first_page, launch_options

@@ -138,7 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # its own; a browser test outside these files drives a page no Gradio app serves (the map view, a published
 # folder) and says so with ``@pytest.mark.static_page``.
 GRADIO_PAGES = frozenset({"test_audience_browser.py", "test_browser.py", "test_journey.py", "test_mcp.py",
-                          "test_out_of_the_box.py", "test_screens_browser.py", "test_talk_browser.py",
+                          "test_out_of_the_box.py", "test_page_work.py", "test_screens_browser.py", "test_talk_browser.py",
                           "test_why_browser.py"})
 
 

@@ -180,7 +180,9 @@ def test_the_table1_view_fills_in_and_shows_the_paper_rows() -> None:
 
     outputs = list(table1_tab.run_table1(["glove-6b-50d"], progress=lambda *a, **k: None))
     assert len(outputs) == 1 + len(TABLE1_SETS)  # a row per set as it fills in, then the finished table
-    status, table, figure, data = outputs[-1]
+    status, table, figure, phone_figure, data = outputs[-1]
     assert "Done" in status and "paper: SBERT-NLI-base" in table and "74.89" in table
+    assert 'class="summary-table table1 stacked titled"' in table and 'data-label="STS12"' in table  # cards on a phone
     assert figure.data[0].z.shape == (1 + len(PAPER), len(TABLE1_SETS) + 1)
+    assert phone_figure.data[0].z.shape == (len(TABLE1_SETS) + 1, 1 + len(PAPER))  # a column per model
     assert data["glove-6b-50d"]["avg"] is not None

@@ -300,3 +300,43 @@ def test_progress_moves_with_each_models_expected_work() -> None:
     list(iter_per_model(["glove-6b-50d", "all-MiniLM-L6-v2"], run_one, ModelOutcome,
                         progress=lambda fraction, what: seen.append(round(fraction, 3)), weights=[1.0, 3.0]))
     assert seen == [0.125, 0.25, 0.625, 1.0]  # the second model, expected 3x as long, has 3/4 of the bar
+
+
+# --- a room that cannot hurt the talk: a follower's page is a follower for good --------------------------------
+
+def test_a_page_from_the_qr_code_is_a_follower_without_the_presenters_controls() -> None:
+    from sbert_demo.ui import talk
+
+    follower = SimpleNamespace(session_hash="phone", query_params={"follow": "presenterTOKEN12"}, headers={},
+                               client=None)
+    token, followed, timer, role, rehearse, intro = talk.page_roles(follower)
+    assert followed == "presenterTOKEN12" and timer["active"] and role == talk.FOLLOWER
+    assert rehearse["visible"] is False and "Rehearse" not in intro and "follows the presenter" in intro
+    *_, role, rehearse, intro = talk.page_roles(request())
+    assert role == talk.PRESENTER and rehearse["visible"] is True and "Rehearse" in intro
+    import gradio as gr
+
+    for refused in (lambda: talk.rehearse(talk.FOLLOWER, progress=lambda *a, **k: None),
+                    lambda: talk.train_again(talk.FOLLOWER), lambda: talk.start_room(talk.FOLLOWER, follower)):
+        with pytest.raises(gr.Error, match="A page following the presenter cannot do that"):
+            refused()
+
+
+def test_a_follower_is_told_the_presenters_board_at_step_8() -> None:
+    from sbert_demo.ui import talk
+
+    talk.publish_step(talk.ROOM_STEP, None, "presenterTOKEN12", None, talk.PRESENTER)
+    assert talk.follow_presenter("presenterTOKEN12", 2, None) == (talk.ROOM_STEP, talk.gr.skip())
+    start, timer, _, hint = talk.room_controls(talk.ROOM_STEP, None, None, talk.FOLLOWER, None)
+    assert not start["visible"] and not timer["active"] and "When the presenter starts a board" in hint
+    talk.publish_step(talk.ROOM_STEP, {"code": "KXQRT", "secret": "s", "base": "http://x/"}, "presenterTOKEN12",
+                      None, talk.PRESENTER)
+    step, board = talk.follow_presenter("presenterTOKEN12", talk.ROOM_STEP, None)
+    assert board == "KXQRT"
+    page = SimpleNamespace(session_hash="phone", query_params={}, headers={"host": "127.0.0.1:7860"}, client=None,
+                           url=SimpleNamespace(scheme="http", netloc="127.0.0.1:7860", path="/"))
+    *_, hint = talk.room_controls(talk.ROOM_STEP, None, None, talk.FOLLOWER, "KXQRT", page)
+    assert "KXQRT" in hint and "board=KXQRT" in hint and "send" in hint
+    # a follower publishes nothing, whatever it shows
+    talk.publish_step(1, None, "phoneTOKEN123", "presenterTOKEN12", talk.FOLLOWER)
+    assert "phoneTOKEN123" not in talk.presenters

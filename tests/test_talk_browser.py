@@ -425,6 +425,12 @@ def test_the_room_follows_the_presenter_and_a_reload_keeps_the_board(browser, ta
     assert "&follow=" in link and "step=1" in link
     phone_context, phone = open_talk(browser, url, SIZES["phone"], link[link.index("?"):])  # the room scans it
     phone.wait_for_function(f"(({WHERE})()).title === '1'")
+    # the title slide's QR code (no step) opens a follower too: the steps, never the presenter's Rehearse
+    title_link = link[link.index("?"):].replace("&step=1", "")
+    early_context, early = open_talk(browser, url, SIZES["phone"], title_link)
+    early.wait_for_function("(document.querySelector('#talk-intro') || {}).innerText?.includes('follows the presenter')")
+    assert not early.is_visible("#talk-rehearse") and not phone.is_visible("#talk-rehearse")
+    early_context.close()
     for _ in range(2):
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(300)
@@ -438,6 +444,9 @@ def test_the_room_follows_the_presenter_and_a_reload_keeps_the_board(browser, ta
     page.wait_for_function("/board [A-Z0-9]{4,}/.test((document.querySelector('#talk-room') || {}).innerText || '')")
     code = re.search(r"board ([A-Z0-9]{4,})", page.inner_text("#talk-room")).group(1)
     phone.wait_for_function(f"(({WHERE})()).title === '{STEPS}'", timeout=15_000)
+    # the phone is told the board started, with its send link, pushed as the step is; it never gets Start
+    phone.wait_for_selector(f"#talk-room a.room-send-link[href*='board={code}']", timeout=15_000)
+    assert not phone.is_visible("#talk-room-start")
     page.reload()
     page.wait_for_selector("#talk-next", state="visible")
     page.wait_for_function(f"((document.querySelector('#talk-room') || {{}}).innerText || '').includes('{code}')")

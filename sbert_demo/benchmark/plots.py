@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -160,6 +161,13 @@ def gold_vs_cosine(
     return fig
 
 
+def _column_label(text: str, width: int = 7) -> str:
+    """A heatmap column's name over short lines, broken between words and after hyphens, never inside a word
+    (a phone's column is ~45 px: "embeddin / gs" read as two words)."""
+    lines = textwrap.wrap(" ".join(str(text).split()), width=width, break_on_hyphens=True, break_long_words=False)
+    return "<br>".join(escape(line) for line in lines or [""])
+
+
 def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: Sequence[str],
                    references: Mapping[str, Sequence[float]] | None = None,
                    title: str = "Spearman x 100 on seven STS sets (the SBERT paper's Table 1)",
@@ -175,7 +183,9 @@ def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: 
     for label, values in rows:
         check_length(f"values of {label}", values, len(columns))
     if transposed:
-        labels = [wrap(label, 8) for label, _ in rows] + [f"<i>paper<br>{wrap(name, 8)}</i>" for name in references]
+        labels = [_column_label(label) for label, _ in rows] + [
+            f"<i>paper<br>{_column_label(name.removesuffix(' embeddings').removesuffix('-vector'))}</i>"
+            for name in references]
     else:
         labels = [escape(label) for label, _ in rows] + [f"<i>paper: {escape(name)}</i>" for name in references]
     values = [list(v) for _, v in rows] + [list(v) for v in references.values()]
@@ -191,7 +201,8 @@ def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: 
         xgap=2, ygap=2, showscale=not transposed,
     ))
     fig.update_yaxes(autorange="reversed", automargin=True)
-    fig.update_xaxes(side="top", automargin=True, tickangle=0 if transposed else None)
+    fig.update_xaxes(side="top", automargin=True, tickangle=0 if transposed else None,
+                     tickfont=dict(size=10) if transposed else None)
     if rows and references:  # a rule between this machine's rows and the paper's
         if transposed:
             fig.add_vline(x=len(rows) - 0.5, line=dict(color="white", width=4))

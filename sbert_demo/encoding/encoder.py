@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TEXTS = 50_000
 CHUNK = 256  # texts per progress step
+REPORT_S = 1.0  # and at least this often, where a model is slow
 # On a GPU, batches of 32 short sentences leave it waiting between kernel launches: sentences per forward pass
 # there, and per progress step (bench/gpu.py prints the rates).
 ACCELERATOR_BATCH, ACCELERATOR_CHUNK = 256, 4096
@@ -162,19 +163,22 @@ def _compute_graph(loaded: model_cache.LoadedModel, texts: list[str], batch_size
                   progress: Progress | None, done: int, total: int,
                   store: Callable[[list[str], np.ndarray, set[int]], None] | None) -> tuple[np.ndarray, set[int]]:
     """:func:`_compute` for a :class:`~.onnx_encoder.GraphEncoder` (ONNX Runtime, OpenVINO): its batches stream in, longest texts
-    first, and are stored and reported every :data:`CHUNK` texts while the next ones run."""
+    first, and are stored and reported every :data:`CHUNK` texts, or every :data:`REPORT_S` seconds where that
+    comes first (a large model's 256 long texts take 6 s on 2 cores: a progress report is also where a run
+    whose page closed stops), while the next ones run."""
     encoder = loaded.model
     clipped = [t[: encoder.max_seq_length * 100] for t in texts]  # as in _compute: bounds tokenizer work
     out = np.zeros((len(texts), encoder.get_embedding_dimension()), dtype=np.float32)
     truncated, batches = encoder.stream(clipped, batch_size)
     finished: list[np.ndarray] = []  # batches since the last report
     count = reported = 0
+    last = time.monotonic()
     for positions, vectors in batches:
         out[positions] = vectors
         finished.append(positions)
         count += len(positions)
-        if count - reported >= CHUNK or count == len(texts):
-            index, finished, reported = np.concatenate(finished), [], count
+        if count - reported >= CHUNK or count == len(texts) or time.monotonic() - last >= REPORT_S:
+            index, finished, reported, last = np.concatenate(finished), [], count, time.monotonic()
             if store:
                 store([texts[i] for i in index], out[index], {j for j, i in enumerate(index) if i in truncated})
             if progress:

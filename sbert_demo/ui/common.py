@@ -28,6 +28,7 @@ from ..models.kinds import EMBEDS, kind_of
 from ..models.registry import get_registry
 from ..models.variants import STANDARD_FIXES, variant_entry
 from ..shared import BoundedCache
+from .page_work import PageClosed
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,10 @@ def to_gr_error(exc: BaseException) -> gr.Error:
     if isinstance(exc, gr.Error):  # converted already (a handler that calls another one): escaped once
         _remember(getattr(exc, "sentence", exc.message))
         return exc
-    if isinstance(exc, ValueError):
+    if isinstance(exc, PageClosed):  # nobody is there to read it: the run ends, its slot free, nothing logged
+        logger.info("A run stopped: its page closed")
+        message = "The page that started this run closed, so the run stopped."
+    elif isinstance(exc, ValueError):
         message = str(exc)
     else:
         logger.exception("Unexpected error in a UI handler", exc_info=exc)
@@ -121,7 +125,7 @@ def action(triggers: Iterable, fn: Callable, inputs, outputs, *, failures_to: gr
     return event
 
 
-def _converting(handler: Callable, catch: type[BaseException], convert: Callable[[BaseException], BaseException]) -> Callable:
+def _converting(handler: Callable, catch: type[BaseException] | tuple[type[BaseException], ...], convert: Callable[[BaseException], BaseException]) -> Callable:
     """``handler`` (plain or generator) whose ``catch`` exceptions are raised as ``convert(exc)``."""
     if inspect.isgeneratorfunction(handler):
 
@@ -157,8 +161,9 @@ def failures_inline(fn: Callable) -> Callable:
 
 
 def user_errors(handler: Callable) -> Callable:
-    """Decorate a UI handler (plain or generator) so failures reach the user as sentences."""
-    return _converting(handler, Exception, to_gr_error)
+    """Decorate a UI handler (plain or generator) so failures reach the user as sentences (and a run whose page
+    closed ends: :class:`~.page_work.PageClosed`)."""
+    return _converting(handler, (Exception, PageClosed), to_gr_error)
 
 
 def tool_errors(handler: Callable) -> Callable:

@@ -32,6 +32,8 @@ from ..views import VIEWS
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
+from .page_work import heavy_run, watched
+from .visitor import visitor
 
 SOURCES = [(f"{STSB_CORPUS} (built in)", "stsb"), ("my file", "file"), ("a Hugging Face dataset", "dataset")]
 DATASET_HINT = "id, or id:config:split, e.g. sentence-transformers/stsb:default:train"
@@ -141,15 +143,18 @@ def describe_choice(source: str, path: str | None, text_column: str | None, labe
 @user_errors
 def run_map(source: str, path: str | None, text_column: str | None, label_column: str | None,
             model_keys: list[str], colour_by: str, k: float, query: str | None = None, mode: str = "words",
-            dataset: str | None = "", progress=gr.Progress()) -> list:
-    """Map the corpus; a search still in its box is applied to the new maps (its matches on top)."""
-    progress(0.0, desc="Reading the corpus")
-    corpus = load_corpus(source, path, text_column, label_column, dataset)
-    say = lambda fraction, what: progress(0.95 * fraction, desc=what)  # noqa: E731
-    if isinstance(corpus, LargeCorpus):
-        result = map_large_corpus(corpus, model_keys or [], int(k), progress=say)
-    else:
-        result = map_corpus(corpus, model_keys or [], k, progress=say)
+            dataset: str | None = "", request: gr.Request = None, progress=gr.Progress()) -> list:
+    """Map the corpus; a search still in its box is applied to the new maps (its matches on top). The work
+    stops where it is when its page closes."""
+    report = watched(progress)
+    report(0.0, "Reading the corpus")
+    with heavy_run(visitor(request), "corpus map"):
+        corpus = load_corpus(source, path, text_column, label_column, dataset)
+        say = lambda fraction, what: report(0.95 * fraction, what)  # noqa: E731
+        if isinstance(corpus, LargeCorpus):
+            result = map_large_corpus(corpus, model_keys or [], int(k), progress=say)
+        else:
+            result = map_corpus(corpus, model_keys or [], k, progress=say)
     warn_once_about_the_cache()
     progress(0.96, desc="Publishing the map view")
     view = _map_view(result, large=isinstance(corpus, LargeCorpus))

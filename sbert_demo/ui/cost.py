@@ -19,6 +19,8 @@ from ..views import VIEWS
 from . import snippets
 from .common import action, model_choices, user_errors
 from .model_select import Refresher
+from .page_work import heavy_run, watched
+from .visitor import visitor
 
 VIEW = VIEWS["cost"]
 UNTRAINED = ""  # the cross-encoder choice "none": the bi-encoder's transformer with an untrained head, timed only
@@ -49,12 +51,13 @@ def _default_cross_encoder(choices: list[tuple[str, str]]) -> str:
 
 @user_errors
 def run_cost(n: float | None, bi_encoder: str | None, cross_encoder: str | None, query: str | None,
-             progress=gr.Progress()) -> list:
-    """(summary HTML, log-log plot, pairs HTML, re-rank HTML, JSON)."""
+             request: gr.Request = None, progress=gr.Progress()) -> list:
+    """(summary HTML, log-log plot, pairs HTML, re-rank HTML, JSON); stopped when its page closes."""
     if not isinstance(bi_encoder, str) or not bi_encoder:
         raise ValueError("Choose the bi-encoder whose sentence vectors are compared.")
-    report = measure_cost(n if n is not None else 10_000, bi_encoder, cross_encoder or None, query or DEFAULT_QUERY,
-                          progress=lambda fraction, what: progress(fraction, desc=what))
+    with heavy_run(visitor(request), "cost"):
+        report = measure_cost(n if n is not None else 10_000, bi_encoder, cross_encoder or None,
+                              query or DEFAULT_QUERY, progress=watched(progress))
     curve = report.curve()
     figure = benchmark_plots.cost_plot(curve, report.n, {
         "cross_encoder": report.cross_encoder["extrapolated_s"], "bi_encoder": report.bi_encoder["total_s"],

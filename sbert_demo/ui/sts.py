@@ -27,6 +27,7 @@ from . import cost, snippets, table1
 from .common import QUIET, action, user_errors, warn_once_about_the_cache
 from .links import TabParts
 from .model_select import default_models, model_dropdown, picker
+from .page_work import watched
 
 DATASETS = [("STSb dev", "dev"), ("STSb test", "test"),
             ("Upload scored pairs", "upload")]
@@ -74,7 +75,9 @@ def check_models(model_keys: list[str] | None, fix_names: list[str] | None = Non
 @user_errors
 def run_sts(dataset: str, path: str | None, model_keys: list[str], fix_names: list[str] | None = None,
             progress=gr.Progress()):
-    """Yield (status, table, bar chart, *scatters) after each model (and each variant) finishes."""
+    """Yield (status, table, bar chart, *scatters) after each model (and each variant) finishes; the run stops
+    where it is when its page closes."""
+    progress = watched(progress)
     pairs = load_pairs(dataset, path)
     keys = check_models(model_keys, fix_names)
     status = _status(pairs, keys)

@@ -23,6 +23,8 @@ from ..views import VIEWS
 from . import snippets
 from .common import action, user_errors, warn_once_about_the_cache
 from .model_select import Refresher, default_models, model_dropdown, picker
+from .page_work import heavy_run, watched
+from .visitor import visitor
 
 VIEW = VIEWS["table1"]
 COLUMNS = [TITLES[name] for name in TABLE1_SETS] + ["avg"]
@@ -74,10 +76,17 @@ def estimate_html(model_keys: list[str] | None, runtime: str | None = "lossless"
 
 
 @user_errors
-def run_table1(model_keys: list[str], runtime: str | None = "lossless", progress=gr.Progress()):
+def run_table1(model_keys: list[str], runtime: str | None = "lossless", request: gr.Request = None,
+               progress=gr.Progress()):
     """Yield (status, table HTML, heatmap, JSON) as each model's row fills in, set by set. The progress
     bar moves with the expected work (a slow model's share is its expected time), and the status line
-    says the whole run's elapsed and remaining time."""
+    says the whole run's elapsed and remaining time. The run stops where it is when its page closes, and a
+    visitor runs one heavy run at a time (:mod:`.page_work`)."""
+    with heavy_run(visitor(request), "Table 1"):
+        yield from _table1(model_keys, runtime, watched(progress))
+
+
+def _table1(model_keys: list[str], runtime: str | None, progress):
     fast = _fast(runtime)
     rows: dict[str, Table1Row] = {}
     found = costs(model_keys or [], fast=fast, max_models=VIEW.max_models)
@@ -87,17 +96,18 @@ def run_table1(model_keys: list[str], runtime: str | None = "lossless", progress
 
     def step(fraction: float, what: str) -> None:
         seen["fraction"] = fraction
-        progress(fraction, desc=what)
+        progress(fraction, what)
 
-    progress(0, desc="Starting")
+    progress(0, "Starting")
     for row in iter_table1(model_keys or [], progress=step, max_models=VIEW.max_models, shares=weights(found),
                            fast=fast):
         rows[row.key] = row
         clock = _clock(time.monotonic() - started, seen["fraction"], expected)
-        yield _status(rows, clock=clock), table_html(list(rows.values())), heatmap(list(rows.values())), _json(rows)
+        yield (_status(rows, clock=clock), table_html(list(rows.values())), *heatmaps(list(rows.values())),
+               _json(rows))
     warn_once_about_the_cache()
     yield (_status(rows, done=True, clock=f" in {duration(time.monotonic() - started)}"),
-           table_html(list(rows.values())), heatmap(list(rows.values())), _json(rows))
+           table_html(list(rows.values())), *heatmaps(list(rows.values())), _json(rows))
 
 
 def _clock(elapsed: float, fraction: float, expected: float) -> str:
@@ -134,18 +144,27 @@ def table_html(rows: list[Table1Row]) -> str:
         body.append([snippets.Markup(f"<i>paper: {snippets.esc(paper_name)}</i>"), *(f"{v:.2f}" for v in values),
                      "Reimers & Gurevych (2019), Table 1"])
     table = snippets.html_table(["Model", *COLUMNS, "computed with"], body, css="summary-table table1",
-                                numeric=range(1, len(COLUMNS) + 1))
+                                numeric=range(1, len(COLUMNS) + 1), stacked=True, titled=True)  # a phone: cards
     return (f'<div class="table-scroll">{table}</div><p class="muted">Spearman rank correlation x 100 of the '
             "cosine of each pair (a cross-encoder: its score) with the gold scores, one per set over all its "
             "rated pairs; avg is the mean of the seven. The paper's GloVe rows use 300-d vectors, its BERT rows "
             "BERT base; SBERT-NLI is trained on NLI only, like these SBERT models are not.</p>")
 
 
-def heatmap(rows: list[Table1Row]):
-    """The annotated heatmap of the rows computed so far (x 100), above the paper's rows."""
+def heatmap(rows: list[Table1Row], transposed: bool = False):
+    """The annotated heatmap of the rows computed so far (x 100), above the paper's rows (``transposed``: a
+    column per model, its name wrapped, for a phone's narrow screen)."""
     values = [(row.label, [None if (v := row.scores.get(name)) is None else v * 100 for name in TABLE1_SETS]
                + [None if row.average is None else row.average * 100]) for row in rows if row.ok]
+    if transposed:
+        return benchmark_plots.table1_heatmap(values, COLUMNS, PAPER, title="Spearman x 100 on seven STS sets",
+                                              transposed=True)
     return benchmark_plots.table1_heatmap(values, COLUMNS, PAPER)
+
+
+def heatmaps(rows: list[Table1Row]) -> tuple:
+    """(the heatmap a laptop or projector shows, the one a phone shows): the page shows one of them (app.css)."""
+    return heatmap(rows), heatmap(rows, transposed=True)
 
 
 # --- layout and wiring ---------------------------------------------------------------------------
@@ -176,8 +195,10 @@ def build() -> Table1Parts:
     status = gr.HTML(elem_id="table1-status")
     table = gr.HTML(elem_id="table1-table")
     figure = gr.Plot(show_label=False, elem_id="table1-heatmap")
+    phone_figure = gr.Plot(show_label=False, elem_id="table1-heatmap-phone")  # shown on a phone instead (app.css)
     data = gr.JSON(visible=False)
-    action([run.click], run_table1, [models, runtime], [status, table, figure, data], failures_to=progress_box,
+    action([run.click], run_table1, [models, runtime], [status, table, figure, phone_figure, data],
+           failures_to=progress_box,
            api_name="table1", reveal="table1-status", concurrency_id="sts", concurrency_limit=1, show_progress_on=progress_box)
     gr.on([models.change, runtime.change, status.change], estimate_html, [models, runtime], estimate,
           queue=False, show_progress="hidden", api_name="table1_estimate")

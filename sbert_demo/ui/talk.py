@@ -26,7 +26,9 @@ view (the room follows on their phones; at step 8 the board's join link). ``?vie
 CODE&key=SECRET`` (the link step 8 gives its presenter) opens step 8 on that board again, and a reload of
 the presenter keeps its board (the browser keeps it for the tab, out of the address bar). A phone opened
 from the presenter's QR code (``&follow=TOKEN``) follows the presenter's steps until it moves to another
-step by itself.
+step by itself. Such a page is a follower for good (its role is fixed when it opens): it never gets the
+presenter's controls (Rehearse, Start a board, Train again), the server refuses them from it, and once the
+presenter starts a board, the follower's step 8 gives the board's send link, pushed with the step.
 """
 
 from __future__ import annotations
@@ -50,7 +52,10 @@ from . import snippets
 from .audience import board_map, links
 from .common import QUIET, action, clear_failure, failures_inline, last_failure, user_errors
 from .links import TabParts, page_address
+from .page_work import watched
 
+PRESENTER, FOLLOWER = "presenter", "follower"  # a page's role, fixed when it opens (a QR code's ?follow= a follower)
+FOLLOWERS_CANNOT = "A page following the presenter cannot do that; it is the presenter's to do."
 POLL_S = 0.25  # how often a step being computed (or the training) is looked at
 TRAINING_POLL_S = 0.5
 # A step change's layout to draw for and its stamp (page.js: a counter of this page); without a step, a new stamp.
@@ -104,9 +109,13 @@ def waiting_html(step: int, fraction: float, what: str, seconds: float) -> str:
             "computes every step before the talk; each then opens at once.</span></div></div>")
 
 
-def intro_html() -> str:
-    """The title slide: the eight steps, and whether each answers at once on this machine."""
+def intro_html(role: str | None = PRESENTER) -> str:
+    """The title slide: the eight steps, and (for the presenter) whether each answers at once on this machine."""
     ready = rehearsal().ready()
+    if role == FOLLOWER:
+        items = "".join(f"<li>{html.escape(s.name)}</li>" for s in STEPS)
+        return (f'<div class="talk-intro"><ol>{items}</ol><p>This page follows the presenter: each step shows '
+                "here as it shows on the screen.</p></div>")
     items = "".join(f'<li class="{"ready" if ok else "not-ready"}">{html.escape(s.name)}'
                     f'{"" if ok else " <span class=muted>(computed when first shown)</span>"}</li>'
                     for s, ok in zip(STEPS, ready))
@@ -153,7 +162,7 @@ def _computed_step(step: int, layout: str, request: gr.Request, stamp, progress)
         yield _shown(step, slides.slide(step, data, layout))
 
 
-def _training_step(step: int, layout: str, request: gr.Request, stamp):
+def _training_step(step: int, layout: str, request: gr.Request, stamp, role: str | None):
     run = training.current()
     if run is None:  # never trained here: train now, live
         run = training.start()
@@ -161,7 +170,7 @@ def _training_step(step: int, layout: str, request: gr.Request, stamp):
         if _stale(request, stamp):
             return  # the run goes on in the background; coming back replays or follows it
         yield _shown(step, slides.training_slide(run, layout), slides.training_slide(run, layout).note
-                     or run.message, train_again=not run.active)
+                     or run.message, train_again=not run.active and role != FOLLOWER)
         if not run.active:
             if run.state == "failed":
                 raise ValueError(run.error or "The training run failed.")
@@ -179,14 +188,14 @@ def _room_step(step: int, room: dict | None, layout: str):
 
 @user_errors
 def show_step(step: int | None, room: dict | None, layout: str | None, stamp: float | None,
-              request: gr.Request, progress=gr.Progress()):
+              request: gr.Request, role: str | None = PRESENTER, progress=gr.Progress()):
     """Yield (title, caption, left, right, waiting box, table, intro, Train again, room's row) for step ``step``
     (0-based; None: the title slide), drawn for ``layout`` ("screen" or "phone")."""
     if step is None:
         title = f"## {len(STEPS)} steps: why siamese sentence embeddings beat naive ones"
         yield (title, "Click **Next** (or press →) to start; **Present** (or F) fills the screen.",
                gr.update(visible=False), gr.update(visible=False), gr.update(visible=False),
-               gr.update(visible=False), gr.update(value=intro_html(), visible=True), gr.update(visible=False),
+               gr.update(visible=False), gr.update(value=intro_html(role), visible=True), gr.update(visible=False),
                gr.update(visible=False))
         return
     step = check_step(step)
@@ -195,21 +204,32 @@ def show_step(step: int | None, room: dict | None, layout: str | None, stamp: fl
     if STEPS[step].room:
         yield from _room_step(step, room, layout)
     elif STEPS[step].compute is None:
-        yield from _training_step(step, layout, request, stamp)
+        if role == FOLLOWER and training.current() is None:  # a phone never starts the training run
+            yield _shown(step, slides.Slide(None, None), "The presenter's screen shows this step's training run.")
+            return
+        yield from _training_step(step, layout, request, stamp, role)
     else:
         yield from _computed_step(step, layout, request, stamp, progress)
 
 
+def presenter_only(role: str | None) -> None:
+    """A ValueError for a page that follows the presenter (its role was fixed when it opened)."""
+    if role != PRESENTER:
+        raise ValueError(FOLLOWERS_CANNOT)
+
+
 @user_errors
-def train_again() -> None:
+def train_again(role: str | None = PRESENTER) -> None:
     """Step 7's **Train again**: a new run of the talk's training (then the step follows it)."""
+    presenter_only(role)
     training.start()
 
 
 @user_errors
-def rehearse(progress=gr.Progress()) -> str:
+def rehearse(role: str | None = PRESENTER, progress=gr.Progress()) -> str:
     """Compute every step (and train step 7) now; the title slide then says every step is ready."""
-    problems = rehearsal().rehearse(progress=lambda fraction, what: progress(fraction, desc=what))
+    presenter_only(role)
+    problems = rehearsal().rehearse(progress=watched(progress))
     if problems:
         raise ValueError(" ".join(problems))
     return intro_html()
@@ -259,10 +279,11 @@ def room_status(room: dict, pictures=()) -> str:
 
 
 @user_errors
-def start_room(request: gr.Request) -> tuple:
+def start_room(role: str | None, request: gr.Request) -> tuple:
     """A board for the room under the siamese model: (the room, the timer on, "CODE:SECRET" for the browser to
     keep for this tab, so that a reload keeps the board). Its status shows once the browser has kept it
     (:func:`show_room`)."""
+    presenter_only(role)
     board = board_store().create(SIAMESE)
     room = {"code": board.code, "secret": board.secret, "base": page_address(request)}
     return room, gr.update(active=True), f"{board.code}:{board.secret}"
@@ -298,23 +319,27 @@ def room_from_link(remembered: str | None, request: gr.Request) -> tuple:
 
 FOLLOW_S = 1.5  # how often a phone that follows a presenter asks for the presenter's step
 FOLLOW_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,32}")
-# a presenter page's token (in its QR code's link) -> the step it shows, for the phones that follow it
-presenters: BoundedCache[str, int | None] = BoundedCache("talk: the step each presenter shows", MAX_SESSIONS,
-                                                         ttl_s=12 * 3600)
+# a presenter page's token (in its QR code's link) -> (the step it shows, its room's board code or None), for the
+# phones that follow it
+presenters: BoundedCache[str, tuple[int | None, str | None]] = BoundedCache(
+    "talk: the step and board each presenter shows", MAX_SESSIONS, ttl_s=12 * 3600)
 
 
-def page_roles(request: gr.Request) -> tuple[str, str | None, dict]:
+def page_roles(request: gr.Request) -> tuple:
     """When a page opens: (its own token, the presenter it follows (``?follow=TOKEN`` from a QR code) or None,
-    the follow timer on for a follower)."""
+    the follow timer on for a follower, its role, Rehearse shown to the presenter only, the title slide)."""
     followed = dict(getattr(request, "query_params", {}) or {}).get("follow", "")
     followed = followed if FOLLOW_TOKEN.fullmatch(followed or "") else None
-    return secrets.token_urlsafe(12), followed, gr.update(active=followed is not None)
+    role = FOLLOWER if followed else PRESENTER
+    return (secrets.token_urlsafe(12), followed, gr.update(active=followed is not None), role,
+            gr.update(visible=role == PRESENTER), intro_html(role))
 
 
-def publish_step(step: int | None, token: str | None, followed: str | None) -> None:
-    """A presenter's step change, for the phones that follow it (a follower publishes nothing)."""
-    if token and not followed:
-        presenters.put(token, step)
+def publish_step(step: int | None, room: dict | None, token: str | None, followed: str | None,
+                 role: str | None) -> None:
+    """A presenter's step (and board) change, for the phones that follow it (a follower publishes nothing)."""
+    if token and not followed and role == PRESENTER:
+        presenters.put(token, (step, room["code"] if room else None))
 
 
 def leave_follow(followed: str | None) -> tuple:
@@ -323,12 +348,13 @@ def leave_follow(followed: str | None) -> tuple:
     return (None, gr.update(active=False)) if followed else (gr.skip(), gr.skip())
 
 
-def follow_presenter(followed: str | None, step: int | None) -> int | None:
-    """A follower's tick: the presenter's step when it moved (unchanged otherwise)."""
+def follow_presenter(followed: str | None, step: int | None, board: str | None) -> tuple:
+    """A follower's tick: (the presenter's step when it moved, the presenter's board when it changed; each
+    skipped otherwise)."""
     if not followed or followed not in presenters:
-        return gr.skip()
-    shown = presenters.get(followed)
-    return gr.skip() if shown == step or shown is None else shown
+        return gr.skip(), gr.skip()
+    shown, code = presenters.get(followed)
+    return (gr.skip() if shown == step or shown is None else shown), (gr.skip() if code == board else code)
 
 
 def room_tick(step: int | None, room: dict | None, shown_key: str | None) -> tuple:
@@ -347,12 +373,18 @@ def room_tick(step: int | None, room: dict | None, shown_key: str | None) -> tup
             key)
 
 
-def room_controls(step: int | None, room: dict | None, problem: str | None) -> tuple:
+def room_controls(step: int | None, room: dict | None, problem: str | None, role: str | None = PRESENTER,
+                  board: str | None = None, request: gr.Request = None) -> tuple:
     """(Start button, timer, maps' key, hint) at ``step``: the room's timer runs at the room step only
     (phones that follow along have no board: their pages never tick). Without a board the hint says how
-    to start one, or why the link's board could not be opened. The row itself shows with the step's
-    figures (:func:`show_step`), so that the screen never holds neither."""
+    to start one, or why the link's board could not be opened; a follower is given the presenter's board's
+    send link once it has one. The row itself shows with the step's figures (:func:`show_step`), so that
+    the screen never holds neither."""
     here = step == ROOM_STEP
+    if role == FOLLOWER:
+        return gr.update(visible=False), gr.update(active=False), None, (
+            gr.skip() if not here else _send_here(board, request) if board else
+            '<div class="room-line">When the presenter starts a board, its send link appears here.</div>')
     hint = (snippets.message(problem, "error") if problem else
             '<div class="room-line"><span class="wide-only">No board yet: start one, and the room joins with its '
             "QR code (Q) or link; each sentence sent lands on both maps within seconds.</span>"
@@ -407,7 +439,9 @@ def build_tab() -> TabParts:
                           elem_id="talk-room-start")
     with gr.Column(elem_id="talk-intro-box") as intro_box:
         intro = gr.HTML(elem_id="talk-intro")
-        rehearse_button = gr.Button("Rehearse: compute every step now", scale=0, elem_id="talk-rehearse")
+        # shown to the presenter's page once it opens (page_roles): a phone from the QR code never gets it
+        rehearse_button = gr.Button("Rehearse: compute every step now", scale=0, elem_id="talk-rehearse",
+                                    visible=False)
     waiting = gr.HTML(visible=False, elem_id="talk-waiting")
     with gr.Row(equal_height=False):
         left = gr.Plot(show_label=False, visible=False, elem_id="talk-left")
@@ -433,19 +467,23 @@ def build_tab() -> TabParts:
     room_timer = gr.Timer(2.0, active=False)
     # This page's token (a presenter's QR code names it) and the presenter it follows (a phone from that code).
     token, followed, follow_timer = gr.State(None), gr.State(None), gr.Timer(FOLLOW_S, active=False)
+    # The page's role, fixed when it opens (presenter, or follower from a QR code), and the board of the presenter
+    # a follower follows (its send link at step 8).
+    role, followed_board = gr.State(PRESENTER), gr.State(None)
     remembered = gr.Textbox(visible=False, elem_id="talk-room-memory")  # this tab's board, kept over a reload
-    opened = gr.on(None, page_roles, None, [token, followed, follow_timer], **QUIET)
+    opened = gr.on(None, page_roles, None, [token, followed, follow_timer, role, rehearse_button, intro], **QUIET)
     # The QR code when the page opens, and again at each step (it opens the room's phones at that step).
     gr.on([ask.click, room.change], follow_along, [step, room, token, followed], qr_card, **QUIET)
     opened.then(follow_along, [step, room, token, followed], qr_card, **QUIET)
-    opened.then(publish_step, [step, token, followed], None, **QUIET)
-    ask.click(publish_step, [step, token, followed], None, **QUIET)
+    opened.then(publish_step, [step, room, token, followed, role], None, **QUIET)
+    gr.on([ask.click, room.change], publish_step, [step, room, token, followed, role], None, **QUIET)
     gr.on([forward.click, back.click, step.input], leave_follow, followed, [followed, follow_timer], **QUIET)
-    follow_timer.tick(follow_presenter, [followed, step], step, show_progress="hidden", api_visibility="private",
-                      concurrency_id="talk-follow", concurrency_limit=None)
+    follow_timer.tick(follow_presenter, [followed, step, followed_board], [step, followed_board],
+                      show_progress="hidden", api_visibility="private", concurrency_id="talk-follow",
+                      concurrency_limit=None)
     gr.on(None, room_from_link, remembered, [room, room_status, room_timer, link_problem], js=REMEMBERED_JS, **QUIET)
-    gr.on([ask.click, room.change, link_problem.change], room_controls, [step, room, link_problem],
-          [start, room_timer, shown_key, room_status], **QUIET)
+    gr.on([ask.click, room.change, link_problem.change, followed_board.change], room_controls,
+          [step, room, link_problem, role, followed_board], [start, room_timer, shown_key, room_status], **QUIET)
     step.change(None, step, js="(s) => window.sbertDemoStepInUrl(s)", **QUIET)  # the address follows the step
     shown = [title, caption, left, right, waiting, table, intro_box, again, room_row]
     # A step change is stamped and noted at once (an answer under way for an older change stops), then asked for.
@@ -455,19 +493,18 @@ def build_tab() -> TabParts:
     stamped.then(note_step, [step, stamp], None, **QUIET)
     stamped.then(None, js=ASK_JS, **QUIET)
     ask.click(clear_failure, None, failure, **QUIET)
-    showing = ask.click(failures_inline(show_step), [step, room, layout, stamp], shown, api_name="talk_step",
+    showing = ask.click(failures_inline(show_step), [step, room, layout, stamp, role], shown, api_name="talk_step",
                         concurrency_id="talk", concurrency_limit=4, show_progress_on=waiting,
                         trigger_mode="always_last")
     showing.then(None, js=ANSWERED_JS, **QUIET)
     showing.failure(None, js=ANSWERED_JS, **QUIET)  # Gradio runs no .then after a failure
     showing.failure(last_failure, None, failure, **QUIET)
-    gr.on(None, lambda: intro_html(), None, intro, **QUIET)
-    action([rehearse_button.click], rehearse, None, intro, failures_to=failure, api_visibility="private",
+    action([rehearse_button.click], rehearse, role, intro, failures_to=failure, api_visibility="private",
            concurrency_id="talk-rehearse", concurrency_limit=1)
-    action([again.click], train_again, None, None, failures_to=failure, api_visibility="private",
+    action([again.click], train_again, role, None, failures_to=failure, api_visibility="private",
            concurrency_id="board").success(None, None, [layout, stamp], js=NEW_STAMP_JS, **QUIET).then(
         note_step, [step, stamp], None, **QUIET).then(None, js=ASK_JS, **QUIET)  # the new run, as a step change
-    action([start.click], start_room, None, [room, room_timer, remembered], failures_to=failure,
+    action([start.click], start_room, role, [room, room_timer, remembered], failures_to=failure,
            api_visibility="private", concurrency_id="board").success(
         None, remembered, None, js=REMEMBER_JS, **QUIET).success(  # kept by the browser: a reload keeps the board
         show_room, room, [room_status, start], **QUIET).success(
@@ -476,3 +513,11 @@ def build_tab() -> TabParts:
                     show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",
                     concurrency_limit=2)
     return TabParts([], {"step": step})
+
+
+def _send_here(code: str, request: gr.Request | None) -> str:
+    """A follower's step 8 once the presenter's board is open: the board's send link."""
+    join, _ = links(page_address(request) if request is not None else "/", code)
+    return (f'<div class="room-line room-send">The board <strong>{html.escape(code)}</strong> is open: '
+            f'<a class="room-send-link" href="{html.escape(join, quote=True)}" target="_blank" rel="noopener">send '
+            "your sentence</a> and watch where it lands on the screen, under GloVe and under SBERT.</div>")

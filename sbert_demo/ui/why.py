@@ -183,7 +183,7 @@ def _explain_section() -> tuple[Refresher, gr.Dropdown]:
         with gr.Column(scale=3):
             sentence_a = gr.Textbox(PAIRS[0][0], label="Sentence A", max_lines=4, elem_id="why-a")
             sentence_b = gr.Textbox(PAIRS[0][1], label="Sentence B", max_lines=4, elem_id="why-b")
-            gr.Examples(PAIRS, [sentence_a, sentence_b], label="Pairs to try")
+            gr.Examples(PAIRS, [sentence_a, sentence_b], label="Pairs to try", elem_id="why-pairs")
         with gr.Column(scale=2):
             models = model_dropdown(_available(EXPLAIN_DEFAULTS), explanation.MAX_MODELS, label=f"Models (up to {explanation.MAX_MODELS})",
                                     info="Variants such as glove-6b-50d+whiten are explained exactly too.",
