@@ -224,6 +224,7 @@ def run(sentences: list[str], keys: list[str], n_queries: int, folder: Path, bud
     from sbert_demo.corpus.sources import LargeCorpus
     from sbert_demo.data.benchmarks import sts_split
     from sbert_demo.explore.prepare import link_prepared
+    from sbert_demo.publish.folder import HUB_FILES_LIMIT, HUB_FOLDER_LIMIT, layout
     from sbert_demo.publish.site import publish_map
 
     link_prepared(folder / "cache")
@@ -246,6 +247,9 @@ def run(sentences: list[str], keys: list[str], n_queries: int, folder: Path, bud
     print(budget_row("publish from the finished map", publish_s, f"{publish_s:,.0f} s", budget["publish_s"], "s"),
           flush=True)
     print(budget_row("the folder", site.bytes / 1e6, site.describe(), budget["folder_mb"], "MB"), flush=True)
+    largest, where, files = layout(site.folder)
+    print(f"layout: {files:,} files (Hugging Face: under {HUB_FILES_LIMIT:,}); the fullest folder, {where}, holds "
+          f"{largest:,} entries (at most {HUB_FOLDER_LIMIT:,})", flush=True)
     meta = json.loads((site.folder / "data" / "meta.json").read_text(encoding="utf-8"))
     engines = {m: json.loads((site.folder / "search" / str(m) / "tokenizer.json").read_text(encoding="utf-8"))["engine"]
                for m in meta["search"]}

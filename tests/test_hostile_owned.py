@@ -305,6 +305,9 @@ def test_the_front_matter_reads_back_as_yaml_and_the_text_is_inert(title: str) -
     matter = yaml.safe_load(front)
     assert matter["title"] == (" ".join(title.split())[:60] or "Corpus map")
     assert matter["sdk"] == "static" and matter["app_file"] == "index.html" and matter["pinned"] is False
+    assert matter["custom_headers"] == {"cross-origin-embedder-policy": "require-corp",  # threads in the page
+                                        "cross-origin-opener-policy": "same-origin",
+                                        "cross-origin-resource-policy": "cross-origin"}
     assert "<img" not in body and "<b>" not in body
     heading = body.strip().splitlines()[0]
     for mark in "*_`[":

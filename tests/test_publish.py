@@ -65,12 +65,12 @@ def run_like_the_page(folder: Path, graph, ids: list[int]) -> np.ndarray:
     """The published graph in ``folder`` run on one sentence's ``ids`` as the page runs it: its word-table input
     the dequantised rows of the sentence's tokens (read from ``words/<c>.i8`` and ``word-scales.f32``), the ids
     renumbered into them."""
-    from sbert_demo.publish.search import ROWS_CHUNK
+    from sbert_demo.publish.search import ROWS_CHUNK, chunk_name
 
     spec = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     d, unique = spec["word_dimension"], sorted(set(ids))
     scales = np.fromfile(folder / "word-scales.f32", dtype="<f4")
-    rows = [np.fromfile(folder / "words" / f"{i // ROWS_CHUNK}.i8", dtype=np.int8).reshape(-1, d)[i % ROWS_CHUNK]
+    rows = [np.fromfile(folder / chunk_name("words", i // ROWS_CHUNK, ".i8"), dtype=np.int8).reshape(-1, d)[i % ROWS_CHUNK]
             for i in unique]
     table = np.array(rows, dtype=np.float32) * scales[unique, None]
     at = {token: i for i, token in enumerate(unique)}
@@ -187,19 +187,19 @@ def test_the_folder_holds_the_page_its_data_and_a_static_spaces_front_matter(pub
     for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css", "data/meta.json",
                  "data/points-0.f32", "data/clusters-1.u16", "data/labels.u16", "data/texts/0.json.gz", "data/csv.json",
                  "data/shared-0-1.u8", "data/disagree-0-1.json", "search/0/tokenizer.json", "search/0/bits.u8",
-                 "search/0/table.i8", "search/0/tokens/0.u16", "search/1/model.onnx.gz", "search/1/bits.u8",
+                 "search/0/table.i8", "search/0/tokens/0/0.u16", "search/1/model.onnx.gz", "search/1/bits.u8",
                  "vendor/ort.wasm.min.js", "vendor/ort-wasm-simd-threaded.wasm.gz", "vendor/LICENSE-onnxruntime-web"):
         assert (folder / name).is_file(), name
     from sbert_demo.publish.search import ROWS_CHUNK
 
-    assert len(list((folder / "search" / "1" / "rows").iterdir())) == -(-N // ROWS_CHUNK)
+    assert len(list((folder / "search" / "1" / "rows").rglob("*.i8"))) == -(-N // ROWS_CHUNK)
     assert (folder / "search" / "1" / "bits.u8").stat().st_size == N * 384 // 8  # one bit a dimension
     # the word table out of the graph, in chunks the page fetches for a query's tokens (59 MB before int8, 24 after)
     assert len(gzip.decompress((folder / "search" / "1" / "model.onnx.gz").read_bytes())) < 14e6
     assert not (folder / "search" / "1" / "model.onnx").exists() and not (folder / "vendor" / "ort-wasm-simd-threaded.wasm").exists()
     wasm = gzip.decompress((folder / "vendor" / "ort-wasm-simd-threaded.wasm.gz").read_bytes())  # ONNX Runtime Web's own
     assert wasm[:4] == b"\0asm" and (folder / "vendor" / "ort-wasm-simd-threaded.wasm.gz").stat().st_size < len(wasm) / 3
-    assert len(list((folder / "search" / "1" / "words").iterdir())) == -(-30522 // ROWS_CHUNK)
+    assert len(list((folder / "search" / "1" / "words").rglob("*.i8"))) == -(-30522 // ROWS_CHUNK)
     assert (folder / "search" / "1" / "word-scales.f32").stat().st_size == 30522 * 4
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("---\n") and "\nsdk: static\n" in readme and "\napp_file: index.html\n" in readme
@@ -301,7 +301,7 @@ def test_search_by_meaning_runs_in_the_page_as_python_would(browser, published: 
 
 def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, published: Published,
                                                                   static_server: str) -> None:
-    from sbert_demo.publish.search import ROWS_CHUNK
+    from sbert_demo.publish.search import ROWS_CHUNK, chunk_name
 
     context, page, left, errors = open_site(browser, static_server)
     queries = json.dumps(published.queries)
@@ -338,7 +338,7 @@ def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, publ
     words = {name for name in requested if "/search/1/words/" in name}  # the word table's, of the queries' tokens
     typed = page.evaluate(f"atlasSearch.tokenize(1, {N}, 'Will it rain tomorrow?')")
     needed = {i // ROWS_CHUNK for row in published.minilm_ids + [typed] for i in row}
-    assert words == {f"{static_server}search/1/words/{c}.i8" for c in needed}, sorted(words)[:5]
+    assert words == {f"{static_server}search/1/{chunk_name('words', c, '.i8')}" for c in needed}, sorted(words)[:5]
     assert page.inner_text("#search-cost") == ""  # downloaded: nothing more to warn of
     capture(page, ARTIFACTS / "site-search-minilm-1366x768.png")
     assert left == [] and errors == [], (left, errors)
@@ -348,8 +348,8 @@ def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, publ
 def test_the_two_pass_search_finds_the_exact_ten_on_real_vectors(published: Published) -> None:
     from types import SimpleNamespace
 
-    from sbert_demo.publish.search import (ROWS_CHUNK, dequantised, embed_like_the_page, recall_at, search_like_the_page,
-                                           searchable, sign_bits)
+    from sbert_demo.publish.search import (ROWS_CHUNK, chunk_name, dequantised, embed_like_the_page, recall_at,
+                                           search_like_the_page, searchable, sign_bits)
 
     vectors = published.minilm_corpus
     assert recall_at(vectors, published.minilm_int8) >= 0.95
@@ -370,7 +370,7 @@ def test_the_two_pass_search_finds_the_exact_ten_on_real_vectors(published: Publ
     scales = np.fromfile(folder / "table-scales.f32", dtype="<f4")
     ids = []
     for chunk in range(-(-N // ROWS_CHUNK)):
-        raw = (folder / "tokens" / f"{chunk}.u16").read_bytes()
+        raw = (folder / chunk_name("tokens", chunk, ".u16")).read_bytes()
         count = min(ROWS_CHUNK, N - chunk * ROWS_CHUNK)
         offsets = np.frombuffer(raw[: 4 * (count + 1)], dtype="<u4")
         tokens = np.frombuffer(raw[4 * (count + 1):], dtype="<u2")

@@ -29,6 +29,8 @@ from pathlib import Path, PurePosixPath
 
 MANIFEST = ".sbert-demo-publish.json"
 STAGING_PREFIX = ".sbert-demo-staging-"
+# Hugging Face's limits on a repository (a Space is one): files and folders a folder, files a repository.
+HUB_FOLDER_LIMIT, HUB_FILES_LIMIT = 10_000, 100_000
 
 
 @dataclass(frozen=True)
@@ -136,3 +138,14 @@ def _write_manifest(target: Target, files: set[str]) -> None:
 def _relative(name: str) -> bool:
     path = PurePosixPath(name)
     return bool(name) and not path.is_absolute() and ".." not in path.parts and "\\" not in name and "\x00" not in name
+
+
+def layout(folder: Path) -> tuple[int, str, int]:
+    """(the most entries any folder holds, that folder relative to ``folder``, the files in all): what a host's
+    limits are about (:data:`HUB_FOLDER_LIMIT` a folder, :data:`HUB_FILES_LIMIT` in all on Hugging Face)."""
+    largest, where, total = 0, ".", 0
+    for path, folders, files in os.walk(folder):
+        total += len(files)
+        if len(folders) + len(files) > largest:
+            largest, where = len(folders) + len(files), os.path.relpath(path, folder)
+    return largest, where, total

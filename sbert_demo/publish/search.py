@@ -20,9 +20,9 @@ are shipped compactly, as sentence-transformers' embedding quantisation does:
 * ``bits.u8``: one bit a dimension (the sign), fetched with the first query: a first pass scores every
   sentence by the float query against its signs and keeps :data:`CANDIDATES`;
 * the candidates are scored again (rescoring) and the best :data:`TOP` kept, from files fetched by chunks of
-  :data:`ROWS_CHUNK` sentences, only for the candidates: a transformer's vectors in int8 (``rows/<c>.i8``,
+  :data:`ROWS_CHUNK` sentences, only for the candidates: a transformer's vectors in int8 (``rows/<f>/<c>.i8``,
   scored by cosine with the int8 row itself, so no scale is shipped); a static model's sentences as token ids
-  (``tokens/<c>.u16``), which the page embeds as it embeds the query (a tenth of the bytes, and the query's own vectors: no quantisation between them).
+  (``tokens/<f>/<c>.u16``), which the page embeds as it embeds the query (a tenth of the bytes, and the query's own vectors: no quantisation between them).
 
 :func:`search_like_the_page` runs the same two passes in numpy (:func:`recall_at`: recall@10 against exact fp32
 search); ``bench/publish.py`` measures the page's own answers against exact fp32 search.
@@ -49,6 +49,9 @@ from ..models.registry import get_registry
 TOP = 10
 CANDIDATES = 100  # the binary pass keeps ten times the answer for int8 rescoring
 ROWS_CHUNK = 64  # int8 rows per file: rescoring 100 candidates fetches at most 100 small files (25 KB at 384-d)
+# Chunk files per folder (``rows/<c // FILES_PER_FOLDER>/<c>.i8``): a million sentences make 15,625 chunks, and a
+# Hugging Face repository takes at most 10,000 files in a folder; the page reads it from tokenizer.json.
+FILES_PER_FOLDER = 1000
 GRAPH_LIMIT_MB = 40  # a transformer whose graph the page downloads (MiniLM's: 12 MB; mpnet's, several times that, is not)
 TRANSFORMERS = ("sentence-transformers", "transformer")
 
@@ -141,7 +144,7 @@ def int8_graph(key: str) -> Path:
 def web_graph(source: Path, out: Path) -> tuple[dict, int]:
     """Write the app's int8 graph in ``source`` (:mod:`sbert_demo.encoding.onnx_export`) to ``out`` for the page:
     the same graph, its word table (int8, one scale a row, dequantised in the graph) taken out of it into
-    ``words/<c>.i8`` (:data:`ROWS_CHUNK` rows a file) + ``word-scales.f32``, and the table's dequantised rows
+    ``words/<f>/<c>.i8`` (:data:`ROWS_CHUNK` rows a file) + ``word-scales.f32``, and the table's dequantised rows
     a graph input of the same name instead: the page fetches the rows of a query's tokens only and gives
     the graph a table of those rows, the ids renumbered into it (MiniLM: 12 MB of graph to download instead
     of 24; the same vectors, since the rows are dequantised exactly as the graph did). A graph whose word table
@@ -172,7 +175,7 @@ def web_graph(source: Path, out: Path) -> tuple[dict, int]:
     weights = {init.name: init for init in graph.initializer}
     rows, scales = (numpy_helper.to_array(weights[name]) for name in node.input[:2])
     scales.astype("<f4").tofile(out / "word-scales.f32")
-    write_chunks(rows, out / "words")
+    write_chunks(rows, out, "words")
     for name in node.input:
         graph.initializer.remove(weights[name])
     graph.node.remove(node)
@@ -229,6 +232,7 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
                 skipped(str(exc))
             continue
         (out / "tokenizer.json").write_text(json.dumps({**tokenizer, "key": model.key, "engine": model.engine,
+                                                        "per_folder": FILES_PER_FOLDER,
                                                         "dimension": dimension}), encoding="utf-8")
         embedded = embed_corpus(LargeCorpus(atlas.meta["name"], texts, None), model.key,
                                 progress=lambda f, what, done=done: say((done + 0.8 * f) / len(models), what))
@@ -255,30 +259,42 @@ def first_download(site: Path, m: int) -> int:
 
 
 def write_rows(vectors: np.ndarray, out: Path) -> None:
-    """The corpus's vectors in int8 for rescoring: ``rows/<c>.i8`` (:data:`ROWS_CHUNK` a file). No scales: the
+    """The corpus's vectors in int8 for rescoring: ``rows/<f>/<c>.i8`` (:data:`ROWS_CHUNK` a file). No scales: the
     page scores a candidate by the cosine of the query with its int8 row (a row's scale divides out), 4 bytes a
     sentence fewer (4 MB at a million)."""
-    write_chunks(int8_rows(vectors)[0], out / "rows")
+    write_chunks(int8_rows(vectors)[0], out, "rows")
 
 
-def write_chunks(rows: np.ndarray, folder: Path) -> None:
-    """int8 ``rows`` by files of :data:`ROWS_CHUNK` (``folder/<c>.i8``, what the page fetches when it needs a
-    row)."""
-    folder.mkdir()
+def chunk_name(kind: str, chunk: int, suffix: str) -> str:
+    """Where chunk ``chunk`` of ``kind`` (rows, tokens, words) lies in a model's search folder: at most
+    :data:`FILES_PER_FOLDER` files a folder, at any corpus size.
+
+    >>> chunk_name("rows", 15_624, ".i8")
+    'rows/15/15624.i8'
+    """
+    return f"{kind}/{chunk // FILES_PER_FOLDER}/{chunk}{suffix}"
+
+
+def write_chunks(rows: np.ndarray, out: Path, kind: str) -> None:
+    """int8 ``rows`` by files of :data:`ROWS_CHUNK` (``out/<kind>/<f>/<c>.i8``, :func:`chunk_name`: what the page
+    fetches when it needs a row)."""
     for start in range(0, len(rows), ROWS_CHUNK):
-        rows[start : start + ROWS_CHUNK].tofile(folder / f"{start // ROWS_CHUNK}.i8")
+        path = out / chunk_name(kind, start // ROWS_CHUNK, ".i8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows[start : start + ROWS_CHUNK].tofile(path)
 
 
 def write_tokens(token_ids: list[list[int]], out: Path) -> None:
     """A static model's corpus for rescoring: each sentence's token ids, :data:`ROWS_CHUNK` sentences a file
-    (``tokens/<c>.u16``: the chunk's ``count + 1`` offsets as uint32, then the ids as uint16), about 26 bytes
+    (``tokens/<f>/<c>.u16``: the chunk's ``count + 1`` offsets as uint32, then the ids as uint16), about 26 bytes
     a sentence where its int8 vector would take one a dimension."""
-    (out / "tokens").mkdir()
     for start in range(0, len(token_ids), ROWS_CHUNK):
         chunk = token_ids[start : start + ROWS_CHUNK]
         offsets = np.cumsum([0] + [len(ids) for ids in chunk]).astype("<u4")
         ids = np.fromiter((i for row in chunk for i in row), dtype="<u2", count=int(offsets[-1]))
-        with open(out / "tokens" / f"{start // ROWS_CHUNK}.u16", "wb") as handle:
+        path = out / chunk_name("tokens", start // ROWS_CHUNK, ".u16")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as handle:
             handle.write(offsets.tobytes())
             handle.write(ids.tobytes())
 

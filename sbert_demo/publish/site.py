@@ -42,6 +42,10 @@ CHUNK = 2000  # sentences per text file: a hover or a table page fetches one or 
 DISAGREE_TOP = 20
 PLAYGROUND = ("playground.html", "playground.js", "playground.css")  # where a model of the map searches
 FORMAT = "1"
+# Cross-origin isolation, which a Static Space sends when its front matter asks (the page loads nothing from another
+# origin, so nothing is blocked): ONNX Runtime Web may then use several threads (SharedArrayBuffer) in MiniLM's search.
+ISOLATION_HEADERS = {"cross-origin-embedder-policy": "require-corp", "cross-origin-opener-policy": "same-origin",
+                     "cross-origin-resource-policy": "cross-origin"}
 
 Progress = Callable[[float, str], None]
 
@@ -57,10 +61,10 @@ class Site:
     files: int
     bytes: int
     notes: tuple[str, ...] = ()  # why a model of the map does not search in the page
-    talk_steps: int = 0  # the talk's steps drawn (0: no talk)
+    talk_steps: int = 0  # the talk's steps (0: no talk)
 
     def describe(self) -> str:
-        talk = f"the talk ({self.talk_steps} steps drawn) in talk/; " if self.talk_steps else ""
+        talk = f"the talk ({self.talk_steps} steps) in talk/; " if self.talk_steps else ""
         if not self.models:
             return (f"{self.folder}: {talk}{self.files} files, {self.bytes / 1e6:,.1f} MB")
         return (f"{self.folder}: {self.sentences:,} sentences, {len(self.models)} map(s) ({', '.join(self.models)}), "
@@ -243,7 +247,7 @@ def space_readme(title: str, sentences: int, models: Sequence[str], talk: bool =
         what.append("The talk (`talk/`): why siamese sentence embeddings beat naive ones, in eight steps; → and ← "
                     "move, F fills the screen, Q shows the page's QR code.")
     front = {"title": safe, "emoji": "🧭", "colorFrom": "indigo", "colorTo": "green", "sdk": "static",
-             "app_file": "index.html", "pinned": False}
+             "app_file": "index.html", "pinned": False, "custom_headers": ISOLATION_HEADERS}
     return ("---\n" + yaml.safe_dump(front, allow_unicode=True, sort_keys=False, width=10_000) + "---\n\n"
             f"# {_markdown(safe)}\n\n"
             + " ".join(what) + " Published by sbert-demo (`python -m sbert_demo publish`); everything runs in the "

@@ -31,7 +31,8 @@ ROOM_CAPTION = ("In the app, the room sends its own sentences from their phones 
 
 def publish_talk(site: Path, *, app_url: str | None = None, with_map: bool = True,
                  progress: Progress | None = None) -> int:
-    """Write the talk into ``site/talk/`` (and its scripts into ``site/vendor/``); the number of steps drawn.
+    """Write the talk into ``site/talk/`` (and its scripts into ``site/vendor/``); the number of its steps (each
+    drawn as figures, but the room's, which needs the app and says so).
     A ValueError, in a sentence, when a step cannot be computed here."""
     from ..config import settings
     from ..talk import slides, training
@@ -75,8 +76,8 @@ def publish_talk(site: Path, *, app_url: str | None = None, with_map: bool = Tru
         shutil.copyfile(ASSETS / name, folder / name)
     plotly_js(site / "vendor")
     copy_into(QRCODE, settings(), site / "vendor", lambda what: say(0.95, what))
-    say(1.0, "the talk written")
-    return drawn
+    say(1.0, f"the talk written: {len(STEPS)} steps, {drawn} of them drawn as figures")
+    return len(STEPS)
 
 
 def _talk_address(app_url: str, step: int) -> str:

@@ -46,6 +46,9 @@
   }
 
   const CANDIDATES = 100, ROWS_CHUNK = 64;  // sbert_demo/publish/search.py
+  // a chunk's file: at most ``per_folder`` files a folder (tokenizer.json; publish/search.py's chunk_name)
+  const chunkFile = (model, kind, chunk, suffix) =>
+    `${kind}/${Math.floor(chunk / (model.tokenizer.per_folder || 1000))}/${chunk}${suffix}`;
 
   function tokenize(text, model) {  // token ids; a transformer's wrapped in its special tokens and cut to its limit
     const spec = model.tokenizer, ids = [];
@@ -117,7 +120,7 @@
   async function wordRows(model, ids) {  // the word table's rows of ``ids`` (sorted), dequantised as the graph did
     const spec = model.tokenizer, d = spec.word_dimension, table = new Float32Array(ids.length * d);
     const chunks = await byChunk(ids, (chunk) => window.atlasSite.once(model.words, chunk, () => model.get(
-      `words/${chunk}.i8`, Int8Array, Math.min(ROWS_CHUNK, spec.words - chunk * ROWS_CHUNK) * d)));
+      chunkFile(model, "words", chunk, ".i8"), Int8Array, Math.min(ROWS_CHUNK, spec.words - chunk * ROWS_CHUNK) * d)));
     ids.forEach((id, i) => {
       const rows = chunks.get(Math.floor(id / ROWS_CHUNK)), base = (id % ROWS_CHUNK) * d, scale = model.wordScales[id];
       for (let j = 0; j < d; j++) table[i * d + j] = rows[base + j] * scale;
@@ -191,7 +194,7 @@
   }
 
   async function tokens(model, chunk, count) {  // a static model's chunk: each sentence's token ids
-    const name = `tokens/${chunk}.u16`, buffer = await model.get(name, ArrayBuffer);
+    const name = chunkFile(model, "tokens", chunk, ".u16"), buffer = await model.get(name, ArrayBuffer);
     const head = (count + 1) * 4;
     if (buffer.byteLength < head) throw window.atlasSite.damaged(model.folder + name);
     const offsets = new Uint32Array(buffer, 0, count + 1);
@@ -203,7 +206,8 @@
   function chunkOf(model, chunk) {  // what the candidates of one chunk are rescored with, fetched once
     const count = Math.min(ROWS_CHUNK, model.n - chunk * ROWS_CHUNK);
     return window.atlasSite.once(model.chunks, chunk, () => (model.engine === "graph"
-      ? model.get(`rows/${chunk}.i8`, Int8Array, count * model.dimension) : tokens(model, chunk, count)));
+      ? model.get(chunkFile(model, "rows", chunk, ".i8"), Int8Array, count * model.dimension)
+      : tokens(model, chunk, count)));
   }
 
   function rescore(model, chunk, row, query) {  // a candidate's cosine: its int8 row, or its tokens embedded

@@ -76,8 +76,8 @@
     say("");
     if (step === 0) {
       $("#title").textContent = `${steps.length} steps: why siamese sentence embeddings beat naive ones`;
-      $("#caption").textContent = "Press → (or Next) to start; F fills the screen; Q shows this page's QR code, "
-        + "so that the room can follow on their phones.";
+      $("#caption").textContent = "Press → (or Next) to start; F fills the screen; Q shows the talk's QR code, "
+        + "so that the room can open it on their phones and step through it there.";
       $("#intro").innerHTML = steps.map((s) => `<li>${escapeHtml(s.name)}</li>`).join("");
       $("#intro").hidden = false;
       document.body.dataset.step = "0";
@@ -90,7 +90,7 @@
     if (current.room) {
       const app = story.app
         ? `<a href="${escapeHtml(story.app)}">Open this step in the app</a> to start a board for the room.`
-        : "Publish with --app-url to link this step to the app.";
+        : "This copy of the talk is a static page, with no app behind it to send sentences to.";
       $("#figures").innerHTML = `<div class="room">The room's board needs the app: the audience sends sentences `
         + `to a server, and the app maps them live under both models. ${app}</div>`;
       document.body.dataset.step = String(step);
@@ -130,11 +130,15 @@
 
   function toggleQr(open = $("#qr").hidden) {
     if (open) {
+      // the talk's own address, not the step on the screen: a phone opens the talk, where the room starts it
+      const address = new URL(location.href);
+      address.searchParams.delete("step");
+      address.hash = "";
       const code = qrcode(0, "M");
-      code.addData(location.href);
+      code.addData(address.href);
       code.make();
       $("#qr-code").innerHTML = code.createSvgTag({ cellSize: 8, margin: 2, scalable: true });
-      $("#qr-link").textContent = location.href;
+      $("#qr-link").textContent = address.href;
     }
     $("#qr").hidden = !open;
   }

@@ -1,0 +1,48 @@
+"""A published folder within Hugging Face's rules at any corpus size: at most 10,000 entries a folder and fewer than
+100,000 files in all, checked on the layout a million-sentence map with two searchable models is written in (the
+writers publish uses, with empty rows: file names and counts, no real embedding)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from sbert_demo.publish.folder import HUB_FILES_LIMIT, HUB_FOLDER_LIMIT, layout
+from sbert_demo.publish.search import FILES_PER_FOLDER, ROWS_CHUNK, chunk_name, write_chunks, write_tokens
+from sbert_demo.publish.site import CHUNK
+
+N = 1_000_000
+
+
+def test_a_million_sentence_site_keeps_every_folder_within_the_hubs_limits(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    texts = site / "data" / "texts"
+    texts.mkdir(parents=True)
+    for chunk in range(math.ceil(N / CHUNK)):  # the sentences, as site._texts names them
+        (texts / f"{chunk}.json.gz").touch()
+    minilm, static = site / "search" / "1", site / "search" / "0"
+    minilm.mkdir(parents=True)
+    static.mkdir(parents=True)
+    write_chunks(np.zeros((N, 1), dtype=np.int8), minilm, "rows")  # MiniLM's int8 rows, 64 sentences a file
+    write_chunks(np.zeros((30_522, 1), dtype=np.int8), minilm, "words")  # its word table
+    write_tokens([[]] * N, static)  # a static model's token ids, 64 sentences a file
+    chunks = math.ceil(N / ROWS_CHUNK)
+    assert chunks == 15_625  # flat, 15,625 files in one folder: past the Hub's 10,000
+    largest, where, files = layout(site)
+    assert largest <= FILES_PER_FOLDER <= HUB_FOLDER_LIMIT, (largest, where)
+    assert files == math.ceil(N / CHUNK) + 2 * chunks + math.ceil(30_522 / ROWS_CHUNK) < HUB_FILES_LIMIT
+    assert (minilm / chunk_name("rows", chunks - 1, ".i8")).stat().st_size == N - (chunks - 1) * ROWS_CHUNK
+    assert (static / chunk_name("tokens", 0, ".u16")).read_bytes() == bytes(4 * (ROWS_CHUNK + 1))  # offsets only
+    assert sorted(p.name for p in (minilm / "rows").iterdir()) == sorted(str(f) for f in range(16))
+
+
+def test_the_page_finds_a_chunk_where_the_writer_put_it() -> None:
+    """The page's rule (atlas_search.js, chunkFile) is the writer's (chunk_name), with the count it reads from
+    tokenizer.json."""
+    script = (Path(__file__).resolve().parents[1] / "sbert_demo" / "ui" / "assets" / "atlas_search.js").read_text()
+    assert "`${kind}/${Math.floor(chunk / (model.tokenizer.per_folder || 1000))}/${chunk}${suffix}`" in script
+    assert FILES_PER_FOLDER == 1000
+    for chunk in (0, 999, 1000, 15_624):
+        assert chunk_name("rows", chunk, ".i8") == f"rows/{math.floor(chunk / FILES_PER_FOLDER)}/{chunk}.i8"
