@@ -241,6 +241,7 @@ def test_the_talk_published_as_a_static_folder_runs_from_it(browser, talk_env: d
         page.wait_for_selector("body[data-step='4']")
         assert "SICK-R" in page.inner_text("#figures")
         context.close()
+        _without_npm(talk_env, cache, tmp_path)
         steps = site / "talk" / "steps" / "3-screen.json"
         steps.write_bytes(steps.read_bytes()[:500])  # an upload cut short
         context = browser.new_context(viewport={"width": 1280, "height": 720})
@@ -252,6 +253,34 @@ def test_the_talk_published_as_a_static_folder_runs_from_it(browser, talk_env: d
     finally:
         server.terminate()
         server.wait(10)
+
+
+def _without_npm(env: dict[str, str], cache: Path, tmp_path: Path) -> None:
+    """``publish --talk`` where npm is not on PATH and nothing is vendored yet: it exits 0 with the whole talk; its
+    QR code is drawn here by segno from --site-url (the page asks for no generator script), or, without it, said
+    in a sentence and shown as the address."""
+    bare = tmp_path / "cache-without-vendor"  # the talk's kept steps, none of the vendored packages
+    bare.mkdir()
+    for entry in cache.iterdir():
+        if entry.name != "vendor":
+            (bare / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    empty_path = tmp_path / "no-npm-bin"
+    empty_path.mkdir()
+    env = {**env, "SBERT_DEMO_CACHE": str(bare), "PATH": str(empty_path)}
+    for site_url, out in (("https://example.org/talk-site/", tmp_path / "drawn"), (None, tmp_path / "said")):
+        done = subprocess.run([sys.executable, "-m", "sbert_demo", "publish", "--talk", "--out", str(out)]
+                              + (["--site-url", site_url] if site_url else []), cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "the talk (8 steps) in talk/" in done.stdout
+        assert len(list((out / "talk" / "steps").glob("*-screen.json"))) == STEPS - 1  # the room's needs the app
+        page = (out / "talk" / "index.html").read_text(encoding="utf-8")
+        assert "qrcode.js" not in page and not (out / "vendor" / "qrcode.js").exists()
+        story = json.loads((out / "talk" / "steps.json").read_text(encoding="utf-8"))
+        if site_url:
+            assert story["qr"] == "qr.svg" and (out / "talk" / "qr.svg").read_text().startswith("<?xml")
+        else:
+            assert story["qr"] is None and "QR code shows as its address" in done.stdout and "npm" in done.stdout
 
 
 def test_every_step_fits_each_screen(browser, talk_app) -> None:

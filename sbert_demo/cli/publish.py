@@ -36,7 +36,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
               "each, kept with the map; 'map --compare' does this when the map is made)", file=sys.stderr)
     with progress_bar("publishing") as progress:
         site = publish_map(atlas, args.out, app_url=args.app_url, search=args.search, talk=args.talk,
-                           progress=progress)
+                           progress=progress, site_url=args.site_url)
     print(site.describe())
     print(f"Try it: python -m http.server --directory {site.folder} 8000, then open http://127.0.0.1:8000/ "
           "(docs/publish.md: a free Static Space)", file=sys.stderr)
@@ -52,6 +52,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                         help="add the talk (talk/): the presenter view's steps, computed here (as prepare does)")
     parser.add_argument("--out", required=True, help="the folder to write (new, empty, or published before)")
     parser.add_argument("--app-url", help="the app's address, linked from the page's title bar")
+    parser.add_argument("--site-url", help="the address the folder will be served from: the talk's QR code is drawn "
+                                           "here from it where npm cannot give the page its QR code generator")
     parser.add_argument("--no-search", dest="search", action="store_false",
                         help="leave out search by meaning (the static model's table and the corpus's vectors)")
     parser.set_defaults(run=cmd_publish)

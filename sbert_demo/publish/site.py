@@ -60,20 +60,22 @@ class Site:
     search: tuple[str, ...]
     files: int
     bytes: int
-    notes: tuple[str, ...] = ()  # why a model of the map does not search in the page
+    notes: tuple[str, ...] = ()  # what was left out and why (a model's search in the page, the talk's QR code)
     talk_steps: int = 0  # the talk's steps (0: no talk)
 
     def describe(self) -> str:
         talk = f"the talk ({self.talk_steps} steps) in talk/; " if self.talk_steps else ""
         if not self.models:
-            return (f"{self.folder}: {talk}{self.files} files, {self.bytes / 1e6:,.1f} MB")
+            return (f"{self.folder}: {talk}{self.files} files, {self.bytes / 1e6:,.1f} MB"
+                    + "".join(f"\n{note}" for note in self.notes))
         return (f"{self.folder}: {self.sentences:,} sentences, {len(self.models)} map(s) ({', '.join(self.models)}), "
                 f"{self.pairs} comparison(s), search by meaning with {', '.join(self.search) or 'no model'}; {talk}"
                 f"{self.files} files, {self.bytes / 1e6:,.1f} MB" + "".join(f"\n{note}" for note in self.notes))
 
 
 def publish_map(atlas: Atlas | str | None, out: Path, *, app_url: str | None = None, search: bool = True,
-                talk: bool = False, title: str | None = None, progress: Progress | None = None) -> Site:
+                talk: bool = False, title: str | None = None, progress: Progress | None = None,
+                site_url: str | None = None) -> Site:
     """Write the static folder of ``atlas`` (an :class:`Atlas` or its id), with the talk in ``talk/`` when
     ``talk`` (or the talk alone, without a map), into ``out`` (created, or an empty folder, or one published
     before, where only what publish wrote is replaced: :mod:`.folder`); return what it holds."""
@@ -81,10 +83,11 @@ def publish_map(atlas: Atlas | str | None, out: Path, *, app_url: str | None = N
         raise ValueError("Name a map to publish (--map ID or latest), the talk (--talk), or both.")
     atlas = open_atlas(atlas) if isinstance(atlas, str) else atlas
     app_url = check_app_url(app_url)
+    site_url = check_app_url(site_url, "--site-url")
     say = progress or (lambda fraction, what: None)
     out = Path(out).expanduser().absolute()
     try:
-        return _publish(atlas, folder.claim(out), app_url, search, talk, title, say)
+        return _publish(atlas, folder.claim(out), app_url, search, talk, title, say, site_url)
     except OSError as exc:  # a folder that cannot be written, a disk that is full: a sentence, not a traceback
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         raise ValueError(f"Could not publish into {out}: {exc.strerror or exc}{where}. Name a folder you can "
@@ -92,18 +95,20 @@ def publish_map(atlas: Atlas | str | None, out: Path, *, app_url: str | None = N
 
 
 def _publish(atlas: Atlas | None, target: folder.Target, app_url: str | None, search: bool, talk: bool,
-             title: str | None, say: Progress) -> Site:
+             title: str | None, say: Progress, site_url: str | None = None) -> Site:
     built = folder.staging(target)
     share = 0.5 if atlas is not None and talk else 1.0  # of the progress bar, the map's
     try:
         pairs, searched, notes = (_map(atlas, built, app_url, search, title, talk,
                                        lambda f, what: say(share * f, what)) if atlas is not None else ([], [], []))
+        notes = list(notes)
         steps = 0
         if talk:
             from .talk import publish_talk
 
-            steps = publish_talk(built, app_url=app_url, with_map=atlas is not None,
-                                 progress=lambda f, what: say(1 - share + share * f if atlas is not None else f, what))
+            steps = publish_talk(built, app_url=app_url, with_map=atlas is not None, site_url=site_url,
+                                 progress=lambda f, what: say(1 - share + share * f if atlas is not None else f, what),
+                                 skipped=notes.append)
             if atlas is None:
                 _talk_only(built)
         files = folder.install(target, built)
@@ -156,13 +161,14 @@ def _talk_only(staging: Path) -> None:
                                        encoding="utf-8")
 
 
-def check_app_url(app_url: str | None) -> str | None:
-    """The app's address the pages link to: an http(s) address or none (a ValueError says so)."""
+def check_app_url(app_url: str | None, flag: str = "--app-url") -> str | None:
+    """An address the pages name (the app's, or the site's own with ``--site-url``): an http(s) address or none
+    (a ValueError says so)."""
     if app_url is None or not app_url.strip():
         return None
     parts = parse.urlsplit(app_url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"--app-url must be an http(s) address, e.g. https://you-sbert-demo.hf.space/ "
+        raise ValueError(f"{flag} must be an http(s) address, e.g. https://you-sbert-demo.hf.space/ "
                          f"({app_url[:80]!r} is not).")
     return app_url.strip()
 

@@ -25,20 +25,21 @@ Progress = Callable[[float, str], None]
 ASSETS = Path(__file__).resolve().parents[1] / "ui" / "assets"
 PAGE_FILES = ("talk_site.js", "talk_site.css")
 # The room's step without the app: no board to send to, so the caption says what the step does in the app.
+QR_SCRIPTS = ('<script src="../vendor/qrcode.js"></script>\n', '<script src="../vendor/qrcode_UTF8.js"></script>\n')
 ROOM_CAPTION = ("In the app, the room sends its own sentences from their phones and sees them mapped live: averaged "
                 "GloVe left, SBERT right, the same words in two maps.")
 
 
 def publish_talk(site: Path, *, app_url: str | None = None, with_map: bool = True,
-                 progress: Progress | None = None) -> int:
+                 progress: Progress | None = None, site_url: str | None = None,
+                 skipped: Callable[[str], None] | None = None) -> int:
     """Write the talk into ``site/talk/`` (and its scripts into ``site/vendor/``); the number of its steps (each
     drawn as figures, but the room's, which needs the app and says so).
     A ValueError, in a sentence, when a step cannot be computed here."""
-    from ..config import settings
     from ..talk import slides, training
     from ..talk.rehearsal import rehearsal
     from ..talk.story import ROOM_STEP, STEPS, TRAINING_STEP
-    from .vendor import QRCODE, copy_into, plotly_js
+    from .vendor import plotly_js
 
     say = progress or (lambda fraction, what: None)
     problems = rehearsal().rehearse(progress=lambda f, what: say(0.9 * f, what))
@@ -64,10 +65,13 @@ def publish_talk(site: Path, *, app_url: str | None = None, with_map: bool = Tru
                 json.dumps({"figures": figures, "note": shown.note, "table": table}, ensure_ascii=False),
                 encoding="utf-8")
         drawn += 1
+    qr = _qr_code(site, folder, site_url, say, skipped or (lambda why: None))
     story = {"steps": [{"name": s.name, "caption": ROOM_CAPTION if s.room else s.caption, "room": s.room} for s in STEPS],
-             "app": _talk_address(app_url, ROOM_STEP) if app_url else None}
+             "app": _talk_address(app_url, ROOM_STEP) if app_url else None, "qr": qr}
     (folder / "steps.json").write_text(json.dumps(story, ensure_ascii=False), encoding="utf-8")
     page = (ASSETS / "talk_site.html").read_text(encoding="utf-8")
+    if qr != "page":  # no QR code generator vendored: the page does not ask for its scripts
+        page = _without(page, QR_SCRIPTS)
     if not with_map:  # the folder's front page is the talk itself
         page = page.replace('<a class="home" href="../index.html" id="home" title="The published corpus map">SBERT demo</a>',
                             '<span class="home">SBERT demo</span>')
@@ -75,7 +79,6 @@ def publish_talk(site: Path, *, app_url: str | None = None, with_map: bool = Tru
     for name in PAGE_FILES:
         shutil.copyfile(ASSETS / name, folder / name)
     plotly_js(site / "vendor")
-    copy_into(QRCODE, settings(), site / "vendor", lambda what: say(0.95, what))
     say(1.0, f"the talk written: {len(STEPS)} steps, {drawn} of them drawn as figures")
     return len(STEPS)
 
@@ -86,3 +89,32 @@ def _talk_address(app_url: str, step: int) -> str:
 
     parts = parse.urlsplit(app_url)
     return parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", f"view=talk&step={step + 1}", ""))
+
+
+def _qr_code(site: Path, folder: Path, site_url: str | None, say: Progress, skipped: Callable[[str], None]) -> str | None:
+    """How the talk's page draws its QR code: "page" (qrcode-generator from npm, vendored: the page's own address at
+    view time), "qr.svg" (drawn here by segno, of ``site_url``'s talk, where npm cannot give the generator), or
+    None (the page shows its address as text), with a sentence for ``skipped`` then."""
+    from ..audience.qr import qr_svg
+    from ..config import settings
+    from .vendor import QRCODE, copy_into
+
+    try:
+        copy_into(QRCODE, settings(), site / "vendor", lambda what: say(0.95, what))
+        return "page"
+    except ValueError as exc:
+        if site_url:
+            (folder / "qr.svg").write_text(qr_svg(site_url.rstrip("/") + "/talk/"), encoding="utf-8")
+            return "qr.svg"
+        skipped(f"The talk's QR code shows as its address: {exc} Or give --site-url, the address the folder will "
+                "be served from, and the code is drawn here.")
+        return None
+
+
+def _without(page: str, lines: tuple[str, ...]) -> str:
+    """``page`` without each of ``lines`` (each must be there once: a page changed without this is said)."""
+    for line in lines:
+        if page.count(line) != 1:
+            raise ValueError(f"The talk's page no longer holds {line.strip()!r}; publish cannot leave it out.")
+        page = page.replace(line, "")
+    return page

@@ -134,10 +134,16 @@
       const address = new URL(location.href);
       address.searchParams.delete("step");
       address.hash = "";
-      const code = qrcode(0, "M");
-      code.addData(address.href);
-      code.make();
-      $("#qr-code").innerHTML = code.createSvgTag({ cellSize: 8, margin: 2, scalable: true });
+      if (typeof qrcode === "function") {  // qrcode-generator, vendored where npm was there when publishing
+        const code = qrcode(0, "M");
+        code.addData(address.href);
+        code.make();
+        $("#qr-code").innerHTML = code.createSvgTag({ cellSize: 8, margin: 2, scalable: true });
+      } else if (state.story.qr === "qr.svg") {  // drawn when publishing, of the address it was given
+        $("#qr-code").innerHTML = '<img src="qr.svg" alt="The QR code of this talk">';
+      } else {
+        $("#qr-code").textContent = "";
+      }
       $("#qr-link").textContent = address.href;
     }
     $("#qr").hidden = !open;

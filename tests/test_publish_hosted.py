@@ -1,6 +1,11 @@
-"""A published folder within Hugging Face's rules at any corpus size: at most 10,000 entries a folder and fewer than
-100,000 files in all, checked on the layout a million-sentence map with two searchable models is written in (the
-writers publish uses, with empty rows: file names and counts, no real embedding)."""
+"""Published where it is really hosted.
+
+* Hugging Face's rules at any corpus size: at most 10,000 entries a folder and fewer than 100,000 files in all,
+  checked on the layout a million-sentence map with two searchable models is written in (the writers publish
+  uses, with empty rows: file names and counts, no real embedding);
+* the talk without npm: its QR code drawn by segno from the site's address, or said and shown as the address
+  (the whole npm-less ``publish --talk`` runs in tests/test_talk_browser.py, on a machine that kept the talk).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from sbert_demo.publish.folder import HUB_FILES_LIMIT, HUB_FOLDER_LIMIT, layout
 from sbert_demo.publish.search import FILES_PER_FOLDER, ROWS_CHUNK, chunk_name, write_chunks, write_tokens
@@ -46,3 +52,26 @@ def test_the_page_finds_a_chunk_where_the_writer_put_it() -> None:
     assert FILES_PER_FOLDER == 1000
     for chunk in (0, 999, 1000, 15_624):
         assert chunk_name("rows", chunk, ".i8") == f"rows/{math.floor(chunk / FILES_PER_FOLDER)}/{chunk}.i8"
+
+
+@pytest.mark.parametrize("site_url", ["https://example.org/talk-site/", None])
+def test_without_npm_the_talks_qr_code_is_drawn_here_or_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            site_url: str | None) -> None:
+    from sbert_demo.publish import talk
+
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # no npm, and no package vendored in this test's cache
+    site = tmp_path / "site"
+    (site / "talk").mkdir(parents=True)
+    said: list[str] = []
+    drawn = talk._qr_code(site, site / "talk", site_url, lambda f, what: None, said.append)
+    if site_url:
+        assert drawn == "qr.svg" and said == []
+        svg = (site / "talk" / "qr.svg").read_text(encoding="utf-8")
+        assert svg.startswith("<?xml") and "<svg" in svg
+    else:
+        assert drawn is None and not (site / "talk" / "qr.svg").exists()
+        assert said and "npm is not installed here" in said[0] and "--site-url" in said[0]
+    page = (talk.ASSETS / "talk_site.html").read_text(encoding="utf-8")
+    assert "qrcode.js" not in talk._without(page, talk.QR_SCRIPTS) and "talk_site.js" in talk._without(page, talk.QR_SCRIPTS)
