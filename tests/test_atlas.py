@@ -460,3 +460,23 @@ def test_the_page_at_scale_draws_and_lassoes_three_hundred_thousand_points(brows
     assert rows == expected[:50].tolist()
     print(f"lasso of {len(expected):,} of {n:,} points to the table: {took:.0f} ms")
     page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.static_page
+def test_a_one_model_map_shows_no_compare_menu(browser, atlas_server) -> None:
+    """One model: nothing to compare, so no "Compare" menu (its label's display once overrode ``hidden``)."""
+    rng = np.random.default_rng(0)
+    atlas = Atlas.of_arrays("one.csv", [f"sentence {i}" for i in range(60)], {"glove-6b-50d": rng.normal(size=(60, 2))},
+                            {"glove-6b-50d": rng.integers(0, 3, 60)})
+    for width, height in ((1366, 768), (390, 844)):
+        context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 640,
+                                      has_touch=width < 640)
+        page = context.new_page()
+        page.goto(f"{atlas_server}/atlas?map={atlas.id}")
+        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        assert page.get_attribute("#pair-box", "hidden") is not None and not page.is_visible("#pair-box")
+        hidden_but_shown = page.evaluate("[...document.querySelectorAll('[hidden]')].filter((e) => "
+                                         "getComputedStyle(e).display !== 'none').map((e) => e.id || e.tagName)")
+        assert hidden_but_shown == []
+        context.close()

@@ -518,6 +518,8 @@
   }
 
   function hideTip() { tipRow = -1; $("#tip").hidden = true; }
+  // a tapped tooltip is fixed to the screen: a scroll of the page or a panel (a phone's table) takes it away
+  window.addEventListener("scroll", () => { if (!$("#tip").hidden) hideTip(); }, { passive: true, capture: true });
 
   // --- selection -----------------------------------------------------------------------------------
 
