@@ -284,6 +284,20 @@ def assert_fits_each_projector(page, number: int) -> None:
     page.set_viewport_size({"width": PROJECTORS[0][0], "height": PROJECTORS[0][1]})
 
 
+def test_explore_shows_the_page_drawn_before_serving_without_a_click(browser, app_url: str) -> None:
+    """The app draws Explore's default page before it serves (its log says so); a visitor opening the app at a
+    laptop's size sees it, its heatmaps and maps, before any click (it was blank under "Compare models")."""
+    assert "The default Explore page was drawn in" in log_file("server-fast.log").read_text(encoding="utf-8")
+    context, page = open_page(browser, app_url, viewport={"width": 1366, "height": 768})
+    try:
+        page.wait_for_function("document.querySelectorAll('.heatmap .js-plotly-plot').length === 3", timeout=20_000)
+        assert plot_traces(page, ".heatmap") == [1, 1, 1] and len(plot_traces(page, ".map")) == 3
+        assert "GloVe" in page.inner_text("#explore-summary")
+        assert page.evaluate("document.querySelector('#explore-progress').innerText.trim()") == ""  # nothing ran
+    finally:
+        context.close()
+
+
 def test_explore_tab(page) -> None:
     run_explore(page, THREE[:2], timeout_s=180)
     assert plot_traces(page, ".heatmap") == [1, 1]

@@ -101,9 +101,8 @@ FIGURES_KEPT = 32  # finished Explore pages (figures and tables) kept in memory,
 pages: BoundedCache[tuple, list] = BoundedCache("finished Explore pages", FIGURES_KEPT)
 
 
-@user_errors
-def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: str, cluster_method: str,
-                progress=gr.Progress()) -> list:
+def _kept(text: str, model_keys: list[str], query: int | None, colour_by: str, cluster_method: str) -> tuple:
+    """(the request parsed, its models resolved, its page's key, the page if it was drawn already)."""
     parsed = parse_sentences(text or "")
     query_index = query if isinstance(query, int) and 0 <= query < len(parsed.sentences) else 0
     # Each model is resolved once for the request (its files looked at once), then handed down.
@@ -112,7 +111,28 @@ def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: 
     # key holds each model's fingerprint and runtime, so a retrained model is never shown stale.
     key = None if not models else request_key(parsed.sentences, parsed.groups, models, query_index, cluster_method)
     key = None if key is None else (key, tuple(parsed.notes), colour_by)
-    kept = pages.get(key) if key is not None else None
+    return parsed, query_index, models, key, (pages.get(key) if key is not None else None)
+
+
+def show_drawn(text: str, model_keys: list[str], query: int | None, colour_by: str, cluster_method: str,
+               request: gr.Request) -> list:
+    """When the page opens on Explore as it is (no link changing it): the default page drawn before the app was
+    served, on screen before any click; nothing is computed here (where it was not drawn, nothing changes)."""
+    params = dict(getattr(request, "query_params", {}) or {})
+    outputs = 3 + MAX_MODELS * SLOT_OUTPUTS
+    if set(params) - {"tab", "view"} or params.get("tab", "explore") != "explore" or params.get("view"):
+        return [gr.skip()] * outputs
+    try:
+        kept = _kept(text, model_keys, query, colour_by, cluster_method)[-1]
+    except ValueError:  # the box holds something a click would refuse: the click says so
+        kept = None
+    return list(kept) if kept is not None else [gr.skip()] * outputs
+
+
+@user_errors
+def run_explore(text: str, model_keys: list[str], query: int | None, colour_by: str, cluster_method: str,
+                progress=gr.Progress()) -> list:
+    parsed, query_index, models, key, kept = _kept(text, model_keys, query, colour_by, cluster_method)
     if kept is not None:
         return list(kept)
     result = explore(parsed.sentences, parsed.groups, models or model_keys or [], query_index, cluster_method,
@@ -315,6 +335,8 @@ def build_tab() -> TabParts:
                 show_progress="hidden", trigger_mode="always_last")
     action([run.click], run_explore, [text, models, query, colour_by, cluster_method], [notes, summary, data, *slots],
            failures_to=progress_box, api_name="explore", reveal="explore-summary", concurrency_id="explore", show_progress_on=progress_box)
+    gr.on(None, show_drawn, [text, models, query, colour_by, cluster_method], [notes, summary, data, *slots],
+          queue=False, show_progress="hidden", api_visibility="private")  # the page drawn before serving, at once
     action([query.input], rerank, [text, data, query], slots[3::SLOT_OUTPUTS], failures_to=progress_box,
            api_name="rank", concurrency_id="explore", show_progress="minimal")
     action([export.click], export_run, [text, models, examples], exported, failures_to=export_notes,
