@@ -376,3 +376,18 @@ def test_the_map_command_prints_cluster_words_and_writes_the_map(topics_csv: Pat
     assert main(["map", "--models", "glove-6b-50d", "--file", str(topics_csv), "--text-column", "nope"]) == 2
     assert "has no column 'nope'" in capsys.readouterr().err
     corpus_results.clear()
+
+
+def test_reading_a_corpus_says_what_it_cleaned(tmp_path) -> None:
+    """Lines cut and characters removed are counted in the corpus's notes (``map`` and ``embed`` print them)."""
+    from sbert_demo.corpus.sources import SourceSpec, read_source
+    from sbert_demo.data.corpora import MAX_SENTENCE_CHARS
+
+    path = tmp_path / "corpus.txt"
+    path.write_text("A family 👨\u200d👩\u200d👧 at home.\nA bell\x07 rings\u200b twice.\nA plain line.\n"
+                    + "long " * MAX_SENTENCE_CHARS + "\n", encoding="utf-8")
+    corpus = read_source(SourceSpec(path=str(path)))
+    assert corpus.sentences[0] == "A family 👨\u200d👩\u200d👧 at home."
+    assert corpus.sentences[1] == "A bell rings twice."
+    assert "1 texts cut at 2,000 characters" in corpus.notes
+    assert "2 invisible or control characters removed from 1 texts (emoji sequences kept whole)" in corpus.notes

@@ -184,5 +184,6 @@ def test_the_table1_view_fills_in_and_shows_the_paper_rows() -> None:
     assert "Done" in status and "paper: SBERT-NLI-base" in table and "74.89" in table
     assert 'class="summary-table table1 stacked titled"' in table and 'data-label="STS12"' in table  # cards on a phone
     assert figure.data[0].z.shape == (1 + len(PAPER), len(TABLE1_SETS) + 1)
-    assert phone_figure.data[0].z.shape == (len(TABLE1_SETS) + 1, 1 + len(PAPER))  # a column per model
+    assert phone_figure.data[0].z.shape == (1 + len(PAPER), len(TABLE1_SETS) + 1)  # a phone's: names wrapped
+    assert all("<br>" in label for label in phone_figure.data[0].y[1:])
     assert data["glove-6b-50d"]["avg"] is not None

@@ -396,7 +396,8 @@ TABS = {  # tab: (deep link, main button or None, true once its result is on the
 
 
 def test_every_tab_fits_each_screen(browser, talk_app) -> None:
-    """Each tab opened from its link and its main action run at a laptop (1366x768) and on a phone (390x844);
+    """Each tab opened from its link and its main action run at a laptop (1366x768) and on a phone (390x844, then
+    360x800);
     the laptop's page is then switched to a projector's 1280x720, as a presenter's laptop is when it is plugged in,
     and checked again: the same page at the projector's size, without loading it and running its action twice."""
     url, _ = talk_app
@@ -425,9 +426,14 @@ def test_every_tab_fits_each_screen(browser, talk_app) -> None:
                 problems[("projector", tab)] = page.evaluate(TEXT_PROBLEMS)
                 capture(page, ARTIFACTS / f"tab-{tab}-projector.png")
                 seconds[f"projector {tab}"] = round(time.perf_counter() - started, 1)
+            else:  # the narrowest phones in use (360x800): the same page, narrower
+                page.set_viewport_size({"width": 360, "height": 800})
+                page.wait_for_timeout(1000)
+                problems[("small phone", tab)] = page.evaluate(TEXT_PROBLEMS)
+                capture(page, ARTIFACTS / f"tab-{tab}-phone-360.png")
             context.close()
     (ARTIFACTS / "talk-tab-seconds.json").write_text(json.dumps(seconds, indent=1), encoding="utf-8")  # where it goes
-    assert set(problems) == {(name, tab) for name in SIZES for tab in TABS}  # every tab at every size
+    assert set(problems) == {(name, tab) for name in [*SIZES, "small phone"] for tab in TABS}  # every tab, every size
     assert not {where: found for where, found in problems.items() if found}
 
 

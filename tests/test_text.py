@@ -38,3 +38,15 @@ def test_check_text_names_the_problem() -> None:
     with pytest.raises(ValueError, match="has 11 characters; the limit here is 10"):
         check_text("x" * 11, "The search", max_chars=10)
     assert check_text("", "The search", allow_blank=True) == ""
+
+
+def test_emoji_sequences_stay_whole_while_other_invisible_characters_go() -> None:
+    from sbert_demo.data.text import clean_text
+
+    family, rainbow, coder = "👨\u200d👩\u200d👧\u200d👦", "🏳️\u200d🌈", "🧑🏽\u200d💻"
+    scotland = "🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"
+    for emoji in (family, rainbow, coder, scotland):
+        assert clean_text(f"A {emoji} here.") == (f"A {emoji} here.", 0)
+    assert clean_text("join\u200dno") == ("joinno", 1)  # a joiner between letters is no emoji's
+    assert clean_text("👍\u200d") == ("👍", 1)  # nor one that joins nothing
+    assert clean_text("tab\there\x07\u200b!") == ("tab here!", 2)

@@ -171,13 +171,14 @@ def _column_label(text: str, width: int = 7) -> str:
 def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: Sequence[str],
                    references: Mapping[str, Sequence[float]] | None = None,
                    title: str = "Spearman x 100 on seven STS sets (the SBERT paper's Table 1)",
-                   transposed: bool = False) -> go.Figure:
+                   transposed: bool = False, compact: bool = False) -> go.Figure:
     """Table 1 as an annotated heatmap: one row per model (values x 100, None for not yet computed),
     then the paper's rows (``references``, labelled "paper:"), one column per set and the average.
 
     A colour per cell (0 to 90, higher is better) lets a room read it from the back; every cell shows
     its number. ``transposed``: one column per model (its name wrapped over short lines) and one row
-    per set, for a phone's narrow screen.
+    per set, for a phone's narrow screen and a few models. ``compact``: a row per model still, for a phone and
+    any number of models: names wrapped over short lines, sets' names upright, smaller numbers.
     """
     references = dict(references or {})
     for label, values in rows:
@@ -185,6 +186,10 @@ def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: 
     if transposed:
         labels = [_column_label(label) for label, _ in rows] + [
             f"<i>paper<br>{_column_label(name.removesuffix(' embeddings').removesuffix('-vector'))}</i>"
+            for name in references]
+    elif compact:
+        labels = [_column_label(label, 14) for label, _ in rows] + [
+            f"<i>paper:<br>{_column_label(name.removesuffix(' embeddings').removesuffix('-vector'), 14)}</i>"
             for name in references]
     else:
         labels = [escape(label) for label, _ in rows] + [f"<i>paper: {escape(name)}</i>" for name in references]
@@ -208,9 +213,14 @@ def table1_heatmap(rows: Sequence[tuple[str, Sequence[float | None]]], columns: 
             fig.add_vline(x=len(rows) - 0.5, line=dict(color="white", width=4))
         else:
             fig.add_hline(y=len(rows) - 0.5, line=dict(color="white", width=4))
-    height = 120 + 40 * len(columns) if transposed else max(260, 70 + 34 * len(labels))
+    height = (120 + 40 * len(columns) if transposed else 130 + 44 * len(labels) if compact
+              else max(260, 70 + 34 * len(labels)))
     apply_style(fig, title, height=height)
     fig.update_layout(margin=dict(l=10, r=10, t=110, b=20))
+    if compact:
+        fig.update_traces(textfont=dict(size=9), showscale=False)
+        fig.update_xaxes(tickangle=-90, tickfont=dict(size=10))
+        fig.update_yaxes(tickfont=dict(size=10))
     return fig
 
 

@@ -94,6 +94,8 @@ def cmd_map(args: argparse.Namespace) -> int:
         large = open_corpus(spec, progress=progress) if spec else None
     corpus = as_corpus(large) if large is not None else stsb_corpus()
     print(corpus.describe(), file=sys.stderr)
+    for note in large.notes if large is not None else ():  # what reading changed: rows skipped, texts cut or cleaned
+        print(f"note: {note}", file=sys.stderr)
     with progress_bar("mapping") as progress:
         if large is not None and len(large) > MAX_CORPUS_SENTENCES:  # laid out from a sample, kept on disk
             result = map_large_corpus(large, keys, args.k, progress=progress)

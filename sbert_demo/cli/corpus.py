@@ -43,6 +43,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     with progress_bar("reading") as progress:
         corpus = open_corpus(spec, progress=progress)
     print(corpus.describe(), file=sys.stderr)
+    for note in corpus.notes:  # what reading changed: rows skipped, texts cut or cleaned
+        print(f"note: {note}", file=sys.stderr)
     started = time.perf_counter()
     with progress_bar("embedding") as progress:
         if args.ray is not None:

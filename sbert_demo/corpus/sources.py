@@ -165,7 +165,7 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
     sentences: list[str] = []
     labels: list[str] = []
     seen: set[bytes] = set()
-    rows = blank = cut = repeats = 0
+    rows = blank = cut = repeats = removed = cleaned = 0
     checked = False
     for batch in batches:
         texts = batch.get(text)
@@ -181,7 +181,8 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
             rows += 1
             sentence = cell_text(value)
             if not sentence.isprintable():
-                sentence = clean_text(sentence)[0]
+                sentence, gone = clean_text(sentence)
+                removed, cleaned = removed + gone, cleaned + bool(gone)
             sentence = " ".join(sentence.split())
             if not sentence or is_blank(sentence):
                 blank += 1
@@ -203,8 +204,11 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
             progress(min(0.99, rows / total) if total else 0.0, f"Reading {spec.name}: {rows:,} rows")
     if len(sentences) < 2:
         raise ValueError(f"{spec.name} has {len(sentences)} usable sentence(s); a corpus needs at least two.")
-    notes = [f"{count:,} {what}" for count, what in ((blank, "blank rows skipped"), (repeats, "repeated sentences kept once"),
-                                                      (cut, f"texts cut at {MAX_SENTENCE_CHARS:,} characters")) if count]
+    notes = [f"{count:,} {what}" for count, what in (
+        (blank, "blank rows skipped"), (repeats, "repeated sentences kept once"),
+        (cut, f"texts cut at {MAX_SENTENCE_CHARS:,} characters"),
+        (removed, f"invisible or control characters removed from {cleaned:,} texts (emoji sequences kept whole)"))
+        if count]
     labelled = label is not None and len(labels) == len(sentences)  # a .txt without "label | " has none
     return LargeCorpus(spec.name, sentences, labels if labelled else None, text, label if labelled else None, rows,
                        tuple(notes))

@@ -23,22 +23,51 @@ from __future__ import annotations
 import unicodedata
 
 
+ZWJ = "\u200d"
+TAGS = range(0xE0020, 0xE0080)  # an emoji flag's tag letters (🏴 + tags + cancel tag: Scotland's flag)
+
+
+def _pictographic(char: str) -> bool:
+    """An emoji's base or part (Unicode's Extended_Pictographic, near enough: symbols "So" and the emoji blocks)."""
+    code = ord(char)
+    return unicodedata.category(char) == "So" or 0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF
+
+
 def clean_text(text: str) -> tuple[str, int]:
-    """Remove invisible and control characters; tabs and odd spaces become normal spaces. Returns the
-    text and how many characters were removed."""
+    """Remove invisible and control characters; tabs, line breaks and odd spaces become normal spaces. Returns the
+    text and how many characters were removed. An emoji sequence stays whole: a zero-width joiner between
+    two emoji (👨‍👩‍👧 is one family, not three faces) and a flag's tag letters are kept.
+
+    >>> clean_text("👨\u200d👩\u200d👧 a\u200bb\x07")
+    ('👨\u200d👩\u200d👧 ab', 2)
+    """
     if text.isprintable():  # fast path: no control, format or non-ASCII space characters
         return text, 0
     kept: list[str] = []
     removed = 0
-    for char in text:
+    for i, char in enumerate(text):
         category = unicodedata.category(char)
-        if char == "\t" or category in ("Zs", "Zl", "Zp"):
+        if char.isspace() or category in ("Zs", "Zl", "Zp"):  # a tab, a line break in a cell: a space
             kept.append(" ")
-        elif category[0] == "C":  # Cc control, Cf zero-width/format, Cs, Co, Cn
-            removed += 1
-        else:
+        elif category[0] != "C":
             kept.append(char)
+        elif _in_emoji(text, i, kept):
+            kept.append(char)
+        else:  # Cc control, Cf zero-width/format, Cs, Co, Cn
+            removed += 1
     return "".join(kept), removed
+
+
+def _in_emoji(text: str, i: int, kept: list[str]) -> bool:
+    """Whether the format character at ``text[i]`` is part of an emoji sequence: a joiner between two emoji
+    (a variation selector may follow the first), or a tag letter after a black flag."""
+    char = text[i]
+    if char == ZWJ:
+        before = next((c for c in reversed(kept) if c not in "\ufe0e\ufe0f" and not 0x1F3FB <= ord(c) <= 0x1F3FF), "")
+        return bool(before) and _pictographic(before) and i + 1 < len(text) and _pictographic(text[i + 1])
+    if ord(char) in TAGS or ord(char) == 0xE007F:
+        return any(c == "\U0001F3F4" for c in kept[-1:]) or bool(kept) and ord(kept[-1]) in TAGS
+    return False
 
 
 # Unicode's Default_Ignorable_Code_Point characters outside the C* categories (DerivedCoreProperties.txt)

@@ -151,20 +151,20 @@ def table_html(rows: list[Table1Row]) -> str:
             "BERT base; SBERT-NLI is trained on NLI only, like these SBERT models are not.</p>")
 
 
-def heatmap(rows: list[Table1Row], transposed: bool = False):
-    """The annotated heatmap of the rows computed so far (x 100), above the paper's rows (``transposed``: a
-    column per model, its name wrapped, for a phone's narrow screen)."""
+def heatmap(rows: list[Table1Row], compact: bool = False):
+    """The annotated heatmap of the rows computed so far (x 100), above the paper's rows (``compact``: names
+    wrapped, for a phone's narrow screen, whatever the number of models)."""
     values = [(row.label, [None if (v := row.scores.get(name)) is None else v * 100 for name in TABLE1_SETS]
                + [None if row.average is None else row.average * 100]) for row in rows if row.ok]
-    if transposed:
-        return benchmark_plots.table1_heatmap(values, COLUMNS, PAPER, title="Spearman x 100 on seven STS sets",
-                                              transposed=True)
+    if compact:
+        return benchmark_plots.table1_heatmap(values, COLUMNS, PAPER, title="Spearman x 100, seven STS sets",
+                                              compact=True)
     return benchmark_plots.table1_heatmap(values, COLUMNS, PAPER)
 
 
 def heatmaps(rows: list[Table1Row]) -> tuple:
     """(the heatmap a laptop or projector shows, the one a phone shows): the page shows one of them (app.css)."""
-    return heatmap(rows), heatmap(rows, transposed=True)
+    return heatmap(rows), heatmap(rows, compact=True)
 
 
 # --- layout and wiring ---------------------------------------------------------------------------
