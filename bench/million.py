@@ -1,6 +1,6 @@
 """A million sentences on this machine: reading, embedding, re-opening, search and layout quality, and Ray.
 
-    python scripts/build_corpus.py             # the bench corpus: 1,000,000 distinct sentences (Parquet shards)
+    python scripts/build_corpus.py             # the bench corpus: 1,000,000 distinct sentences (one Parquet file)
     python bench/million.py [--corpus FOLDER] [--phases read,embed,reopen,search,layout,ray]
 
 Each phase runs in its own process (its peak memory, VmHWM, is its own) on this machine's cache folder:
@@ -280,7 +280,7 @@ def run(phase: str, args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default=str(CORPUS), help="a folder of Parquet shards (scripts/build_corpus.py)")
+    parser.add_argument("--corpus", default=str(CORPUS), help="a folder of Parquet files (scripts/build_corpus.py)")
     parser.add_argument("--model", default="static-minilm")
     parser.add_argument("--phases", default=",".join(PHASES))
     parser.add_argument("--sentences", type=int, default=150_000, help="the neighbours phase's share of the corpus")

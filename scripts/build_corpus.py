@@ -18,10 +18,13 @@ Sources, each sentence labelled by where it came from:
 
 ``sudo apt-get install wordnet-base dict-gcide dict-foldoc dict-jargon python3-doc postgresql-doc-15
 git-doc python-django-doc python-pandas-doc python-sqlalchemy-doc apache2-doc debian-policy perl-doc
-manpages-dev fortunes`` first (the script says what is missing and uses what is there). Sentences of 20 to 300 characters, mostly letters, are kept once each (case and
-spacing aside), shuffled with a fixed seed, and written as Parquet shards of 100,000 rows (``text``,
-``source``) to ``--out``. Nothing here is committed (``.gitignore``): the corpus is built where the
-bench runs.
+manpages-dev fortunes`` first (the script says which sources it skipped and uses what is there: with none of
+them, the Python docstrings of what ``scripts/setup.sh --dev`` installs). The sources are read in turn, a
+sentence from each, so reading stops as soon as ``--sentences`` distinct ones are in hand, with every source
+in the mix. Sentences of 20 to 300 characters, mostly letters, are kept once each (case and spacing aside),
+shuffled with a fixed seed, and written as one Parquet file, ``--out/corpus.parquet`` (``text``, ``source``;
+row groups of 100,000 rows): what the app's upload takes as it is (up to 300 MB) and what the benches read as a
+folder. Nothing here is committed (``.gitignore``): the corpus is built where the bench runs.
 """
 
 from __future__ import annotations
@@ -189,6 +192,18 @@ def docstrings() -> Iterator[tuple[str, str]]:
                             yield f"python:{package}", sentence
 
 
+def interleaved(sources: list[Iterator[tuple[str, str]]]) -> Iterator[tuple[str, str]]:
+    """A sentence from each source in turn, until every source is done: a consumer that stops early has read a
+    little of each, not all of the first ones."""
+    live = list(sources)
+    while live:
+        for source in list(live):
+            try:
+                yield next(source)
+            except StopIteration:
+                live.remove(source)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(Path.home() / ".cache" / "sbert-demo" / "bench-corpus"))
@@ -203,31 +218,31 @@ def main() -> None:
               file=sys.stderr)
     seen: set[str] = set()
     rows: list[tuple[str, str]] = []
-    sources = (wordnet(), dictionary("gcide"), dictionary("foldoc"), dictionary("jargon"), html_manuals(), perl_pods(),
-               man_pages(), fortunes(), docstrings())
-    for source in sources:
-        for label, text in source:
-            text = keep(text)
-            if text is None:
-                continue
-            key = " ".join(text.casefold().split())
-            if key in seen:
-                continue
-            seen.add(key)
-            rows.append((text, label))
-        print(f"{len(rows):,} distinct sentences so far", file=sys.stderr)
+    sources = [wordnet(), dictionary("gcide"), dictionary("foldoc"), dictionary("jargon"), html_manuals(), perl_pods(),
+               man_pages(), fortunes(), docstrings()]
+    for label, text in interleaved(sources):
+        text = keep(text)
+        if text is None:
+            continue
+        key = " ".join(text.casefold().split())
+        if key in seen:
+            continue
+        seen.add(key)
+        rows.append((text, label))
+        if len(rows) % 100_000 == 0:
+            print(f"{len(rows):,} distinct sentences so far", file=sys.stderr)
+        if len(rows) >= args.sentences:
+            break  # enough: the rest of every source is never read
     if len(rows) < args.sentences:
         print(f"Only {len(rows):,} distinct sentences were found (asked for {args.sentences:,}).", file=sys.stderr)
     random.Random(0).shuffle(rows)
     rows = rows[: args.sentences]
     out = Path(args.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("part-*.parquet"):
+    for old in out.glob("*.parquet"):  # an earlier build's file or shards: the folder holds this corpus alone
         old.unlink()
-    for number, start in enumerate(range(0, len(rows), SHARD_ROWS)):
-        chunk = rows[start: start + SHARD_ROWS]
-        table = pa.table({"text": [t for t, _ in chunk], "source": [s for _, s in chunk]})
-        pq.write_table(table, out / f"part-{number:04d}.parquet")
+    table = pa.table({"text": [t for t, _ in rows], "source": [s for _, s in rows]})
+    pq.write_table(table, out / "corpus.parquet", row_group_size=SHARD_ROWS)
     labels: dict[str, int] = {}
     for _, label in rows:
         family = label.split(":")[0]

@@ -75,3 +75,31 @@ def test_without_npm_the_talks_qr_code_is_drawn_here_or_said(tmp_path: Path, mon
         assert said and "npm is not installed here" in said[0] and "--site-url" in said[0]
     page = (talk.ASSETS / "talk_site.html").read_text(encoding="utf-8")
     assert "qrcode.js" not in talk._without(page, talk.QR_SCRIPTS) and "talk_site.js" in talk._without(page, talk.QR_SCRIPTS)
+
+
+def test_the_bench_corpus_stops_reading_once_it_has_its_sentences(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build_corpus reads its sources in turn and stops at --sentences (it read every source whole first, 590 s
+    for 100,000), and writes one Parquet file the app's upload takes."""
+    import sys
+
+    import pyarrow.parquet as pq
+    from conftest import script
+
+    build = script("build_corpus")
+    read: dict[str, int] = {}
+
+    def source(name: str, count: int):
+        for i in range(count):
+            read[name] = i + 1
+            yield name, f"The {name.replace('_', ' ')} source says sentence number {i} plainly."
+
+    assert [label for label, _ in build.interleaved([source("a", 2), source("b", 4)])] == ["a", "b", "a", "b", "b", "b"]
+    for name in ("wordnet", "man_pages", "perl_pods", "fortunes", "docstrings", "html_manuals"):
+        monkeypatch.setattr(build, name, lambda name=name: source(name, 10**9))  # endless: only a stop ends it
+    monkeypatch.setattr(build, "dictionary", lambda name: source(f"dict-{name}", 10**9))
+    monkeypatch.setattr(sys, "argv", ["build_corpus.py", "--sentences", "900", "--out", str(tmp_path / "corpus")])
+    build.main()
+    table = pq.read_table(tmp_path / "corpus" / "corpus.parquet")
+    assert table.num_rows == 900 and table.column_names == ["text", "source"]
+    assert list(tmp_path.joinpath("corpus").iterdir()) == [tmp_path / "corpus" / "corpus.parquet"]
+    assert len(set(table.column("source").to_pylist())) == 9 and max(read.values()) <= 101  # a hundred from each
