@@ -523,3 +523,12 @@ def test_a_phone_that_reloads_keeps_its_count(store: BoardStore) -> None:
         store.add(board.code, "One reload too many.", sender=audience.visitor(request), address="203.0.113.7")
     fresh = page_request(session="reload-10")  # no cookie: its own page load
     store.add(board.code, "A page load without the cookie.", sender=audience.visitor(fresh), address="203.0.113.7")
+
+
+def test_a_phone_is_told_its_group_for_now() -> None:
+    """The groups change as the board grows: the phone's sentence says its group is the screen's for now."""
+    from sbert_demo.ui import audience
+
+    shown = audience._landing_html({"nearest": [], "cluster": "cat · couch · kitten", "sentence": "A cat naps."})
+    assert "For now it is in the group <strong>cat · couch · kitten</strong>" in shown
+    assert "the groups change as more sentences arrive" in shown

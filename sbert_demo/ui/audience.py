@@ -192,7 +192,8 @@ def _landing_html(result: dict) -> str:
                    for item in result["nearest"])
     nearest = (f"<p>Closest on the board under {html.escape(_label(result['model']))}:</p><ol>{rows}</ol>" if rows
                else "<p>You are the first on the board: look at the screen as others join.</p>")
-    cluster = (f"<p>It joined the group <strong>{html.escape(result['cluster'])}</strong>.</p>"
+    cluster = (f"<p>For now it is in the group <strong>{html.escape(result['cluster'])}</strong>, as the screen "
+               "draws it; the groups change as more sentences arrive.</p>"
                if result.get("cluster") else "")
     if result.get("note"):
         nearest, cluster = f"<p>{html.escape(result['note'])}</p>", ""

@@ -20,6 +20,8 @@ import logging
 import threading
 from collections.abc import Callable
 
+from ..shared import BoundedCache
+
 logger = logging.getLogger(__name__)
 
 
@@ -79,7 +81,10 @@ def watched(progress: Callable[..., object]) -> Callable[..., None]:
     return report
 
 
-_running: dict[str, tuple[str, object]] = {}  # visitor -> (what it runs, the event running it)
+# visitor -> (what it runs, the event running it); a visitor whose run ended without a word (its page closed before
+# the run's first report) is let go by the next look, or after a day
+_running: BoundedCache[str, tuple[str, object]] = BoundedCache("page_work: each visitor's heavy run", 10_000,
+                                                              ttl_s=24 * 3600)
 _lock = threading.Lock()
 
 
@@ -96,10 +101,10 @@ class heavy_run:
             if other is not None and other[1] is not None and other[1] is not self.event and _active(other[1]):
                 raise ValueError(f"Your {other[0]} run is still under way in another tab; wait for it to finish, or "
                                  "close that tab to stop it, then start this one.")
-            _running[self.who] = (self.what, self.event)
+            _running.put(self.who, (self.what, self.event))
         return self
 
     def __exit__(self, *exc) -> None:
         with _lock:
-            if _running.get(self.who, (None, None))[1] is self.event:
-                del _running[self.who]
+            if (_running.get(self.who) or (None, None))[1] is self.event:
+                _running.pop(self.who)
