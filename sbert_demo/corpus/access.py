@@ -57,6 +57,11 @@ MAX_FOLDER_ENTRIES = 100_000  # a shared dataset folder is walked whole before i
 ROOTS_SETTING = "SBERT_DEMO_DATASET_ROOTS"
 
 
+class NotShared(ValueError):
+    """A file a shared dataset folder would have its reader read that lies outside the folders shared (a link, a
+    saved state, a README's pattern): said as it is, never as a dataset that could not be loaded."""
+
+
 @dataclass(frozen=True)
 class Private:
     """A folder no visitor may read by naming it: neither it, a folder inside it (``inside_too``), nor a
@@ -123,7 +128,6 @@ def _names_a_local_path(value: str) -> bool:
         return True
 
 
-
 def check_visitor_dataset(value: str, roots: Iterable[Path], forbidden: Iterable[Private | Path]) -> str:
     """``value`` when a visitor may read it: a Hub id that names nothing here, or a local folder under one of
     ``roots``, that neither holds nor lies inside a ``forbidden`` folder, whose files and links all stay under
@@ -141,8 +145,8 @@ def check_visitor_dataset(value: str, roots: Iterable[Path], forbidden: Iterable
     if not roots:
         raise ValueError(f"{value[:100]!r} is not a Hugging Face dataset id; name one like {EXAMPLE}, or upload a file.")
     folder = _resolved(Path(value))
-    root = _root_of(folder, roots, private)
-    if root is None or any(p.overlaps(folder) for p in private):
+    root = _shared_root(folder, roots, private)
+    if root is None:
         listed = ", ".join(str(r) for r in roots)
         raise ValueError(f"{value[:100]!r} is not a Hugging Face dataset id, nor a dataset folder this server shares "
                          f"(those lie under {listed}); name one like {EXAMPLE}, or upload a file.")
@@ -172,7 +176,7 @@ def check_visitor_folder(folder: Path, root: Path) -> None:
                 if path.is_symlink():
                     target = _resolved(path)
                     if not _inside(target, root):
-                        raise ValueError(f"{name} in the dataset folder {folder.name} is a link to a file outside "
+                        raise NotShared(f"{name} in the dataset folder {folder.name} is a link to a file outside "
                                          "the folders this server shares; it is not read.")
                     if target.is_dir():
                         queue.append(target)  # a link to a folder under the root: what it holds is checked too
@@ -183,12 +187,11 @@ def check_visitor_folder(folder: Path, root: Path) -> None:
 
 def check_visitor_files(files: Iterable[str], roots: Iterable[Path], forbidden: Iterable[Private]) -> None:
     """The data files a dataset folder's loader resolved (its README may name patterns): each one, resolved,
-    under a root and in no private folder; else a ValueError."""
+    under a root and in no private folder; else a :class:`NotShared`."""
     roots = [_resolved(Path(r)) for r in roots]
     for name in files:
-        path = _resolved(Path(str(name)))
-        if _root_of(path, roots, forbidden) is None or any(p.overlaps(path) for p in forbidden):
-            raise ValueError(f"The dataset names a data file outside the folders this server shares "
+        if _shared_root(_resolved(Path(str(name))), roots, forbidden) is None:
+            raise NotShared(f"The dataset names a data file outside the folders this server shares "
                              f"({Path(str(name)).name}); it is not read.")
 
 
@@ -200,16 +203,17 @@ def _check_state(state: Path, folder: Path) -> None:
         raise ValueError(f"{state.relative_to(folder)} in the dataset folder {folder.name} is not a saved dataset's "
                          "state; save the dataset again.") from None
     if not all(isinstance(n, str) and n and "/" not in n and "\\" not in n and n not in (".", "..") for n in names):
-        raise ValueError(f"{state.relative_to(folder)} in the dataset folder {folder.name} names files outside its "
+        raise NotShared(f"{state.relative_to(folder)} in the dataset folder {folder.name} names files outside its "
                          "folder; they are not read.")
 
 
-def _root_of(path: Path, roots: Iterable[Path], private: Iterable[Private]) -> Path | None:
-    """The root ``path`` lies under, where that root itself is shareable (checked again per request)."""
-    for root in roots:
-        if _inside(path, root) and not any(p.overlaps(root) for p in private):
-            return root
-    return None
+def _shared_root(path: Path, roots: Iterable[Path], private: Iterable[Private]) -> Path | None:
+    """The root ``path`` (resolved) lies under, where that root is shareable (checked again per request) and
+    ``path`` neither holds nor lies in a private folder; else None."""
+    private = list(private)
+    if any(p.overlaps(path) for p in private):
+        return None
+    return next((root for root in roots if _inside(path, root) and not any(p.overlaps(root) for p in private)), None)
 
 
 def check_visitor_parts(config: str | None, split: str) -> None:

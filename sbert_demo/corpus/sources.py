@@ -31,6 +31,7 @@ from ..data.corpora import LABEL_COLUMNS, MAX_SENTENCE_CHARS, NO_LABEL, TEXT_COL
 from ..data.tables import alternatives, find_column
 from ..data.tables import not_utf8
 from ..data.text import clean_text, is_blank
+from .access import NotShared
 
 MAX_SENTENCES = 1_000_000  # one 2-core machine maps this many in minutes (bench/million.py)
 MAX_UPLOAD_BYTES = 300 * 2**20  # the one limit of a corpus file uploaded to the app, whatever its rows
@@ -406,11 +407,8 @@ def _dataset_batches(spec: SourceSpec):
             loaded = datasets.load_dataset(str(local) if folder else spec.dataset, spec.config, split=spec.split,
                                            data_files=list(spec.data_files) or None,
                                            **({"token": False} if spec.visitor else {}))
-    except ValueError as exc:
-        if "it is not read" in str(exc):  # a file outside the shared folders: said as it is
-            raise
-        raise ValueError(f"The dataset {spec.dataset!r} could not be loaded ({str(exc)[:200]}); check its name, "
-                         "config, split and files.") from None
+    except NotShared:  # a file outside the shared folders: said as it is
+        raise
     except FileNotFoundError as exc:
         raise ValueError(f"The dataset {spec.dataset!r} was not found ({str(exc)[:200]}); check its name or files.") from None
     except Exception as exc:  # datasets raises many kinds (DatasetNotFoundError, ConnectionError, ValueError ...)

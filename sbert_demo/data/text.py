@@ -24,7 +24,7 @@ import unicodedata
 
 
 ZWJ = "\u200d"
-TAGS = range(0xE0020, 0xE0080)  # an emoji flag's tag letters (🏴 + tags + cancel tag: Scotland's flag)
+TAGS = range(0xE0020, 0xE0080)  # an emoji flag's tag letters and its cancel tag (🏴 + tags + cancel: Scotland's flag)
 
 
 def _pictographic(char: str) -> bool:
@@ -65,8 +65,8 @@ def _in_emoji(text: str, i: int, kept: list[str]) -> bool:
     if char == ZWJ:
         before = next((c for c in reversed(kept) if c not in "\ufe0e\ufe0f" and not 0x1F3FB <= ord(c) <= 0x1F3FF), "")
         return bool(before) and _pictographic(before) and i + 1 < len(text) and _pictographic(text[i + 1])
-    if ord(char) in TAGS or ord(char) == 0xE007F:
-        return any(c == "\U0001F3F4" for c in kept[-1:]) or bool(kept) and ord(kept[-1]) in TAGS
+    if ord(char) in TAGS:
+        return bool(kept) and (kept[-1] == "\U0001F3F4" or ord(kept[-1]) in TAGS)
     return False
 
 

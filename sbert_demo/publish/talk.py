@@ -24,8 +24,9 @@ from pathlib import Path
 Progress = Callable[[float, str], None]
 ASSETS = Path(__file__).resolve().parents[1] / "ui" / "assets"
 PAGE_FILES = ("talk_site.js", "talk_site.css")
-# The room's step without the app: no board to send to, so the caption says what the step does in the app.
+# The QR code generator's scripts in the talk's page, left out where it was not vendored (no npm).
 QR_SCRIPTS = ('<script src="../vendor/qrcode.js"></script>\n', '<script src="../vendor/qrcode_UTF8.js"></script>\n')
+# The room's step without the app: no board to send to, so the caption says what the step does in the app.
 ROOM_CAPTION = ("In the app, the room sends its own sentences from their phones and sees them mapped live: averaged "
                 "GloVe left, SBERT right, the same words in two maps.")
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..atlas.store import publish
 from ..corpus.large_map import map_large_corpus, search_large
 from ..corpus.library import open_corpus
-from ..corpus.sources import MAX_SENTENCES, MAX_UPLOAD_BYTES, LargeCorpus, SourceSpec, check_text_start, row_count
+from ..corpus.sources import MAX_SENTENCES, MAX_UPLOAD_BYTES, LargeCorpus, SourceSpec, row_count
 from ..data.corpora import (CORPUS_SUFFIXES, MAX_CORPUS_BYTES, MAX_CORPUS_SENTENCES, NO_LABEL, STSB_CORPUS, Corpus, corpus_columns,
                             read_corpus, stsb_corpus)
 from ..explore import plots
@@ -77,8 +77,6 @@ def load_corpus(source: str, path: str | None, text_column: str | None,
                          "corpus.")
     # Past 20,000 rows, past what is read whole, or JSON Lines: streamed (one upload limit for every corpus file).
     file = Path(path)
-    if file.is_file() and file.suffix.lower() != ".parquet":
-        check_text_start(file)  # a binary file is refused from its first MB, before its lines are counted
     streamed = file.suffix.lower() == ".jsonl" or (file.is_file() and file.stat().st_size > MAX_CORPUS_BYTES)
     if streamed or row_count(path) > MAX_CORPUS_SENTENCES:
         return open_corpus(SourceSpec(path=path, text_column=text_column or None,

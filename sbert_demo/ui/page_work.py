@@ -29,29 +29,26 @@ class PageClosed(BaseException):
     """The page that started this run closed: the run stops here."""
 
 
+def _active_events() -> list:
+    """The events Gradio's queue runs now (none outside a queued event)."""
+    from gradio.context import LocalContext
+
+    queue = getattr(LocalContext.blocks.get(None), "_queue", None)
+    return [event for job in getattr(queue, "active_jobs", []) for event in job or ()]
+
+
 def _event():
     """Gradio's event this thread runs for (None outside a queued event)."""
     from gradio.context import LocalContext
 
-    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
-    queue = getattr(blocks, "_queue", None)
-    if queue is None or not event_id:
-        return None
-    for job in queue.active_jobs:
-        for event in job or ():
-            if event._id == event_id:
-                return event
-    return None
+    event_id = LocalContext.event_id.get(None)
+    return next((event for event in _active_events() if event._id == event_id), None) if event_id else None
 
 
 def _active(event) -> bool:
     """Whether ``event`` still runs on its page: among Gradio's active jobs (a cancelled run leaves them) and alive
     (a closed page's run is marked not alive)."""
-    from gradio.context import LocalContext
-
-    queue = getattr(LocalContext.blocks.get(None), "_queue", None)
-    running = any(e is event for job in getattr(queue, "active_jobs", []) for e in job or ())
-    return running and bool(event.alive)
+    return any(e is event for e in _active_events()) and bool(event.alive)
 
 
 def page_open(event: object = None) -> bool:
@@ -98,7 +95,7 @@ class heavy_run:
     def __enter__(self) -> heavy_run:
         with _lock:
             other = _running.get(self.who)
-            if other is not None and other[1] is not None and other[1] is not self.event and _active(other[1]):
+            if other is not None and other[1] is not self.event and _active(other[1]):
                 raise ValueError(f"Your {other[0]} run is still under way in another tab; wait for it to finish, or "
                                  "close that tab to stop it, then start this one.")
             _running.put(self.who, (self.what, self.event))

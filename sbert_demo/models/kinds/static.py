@@ -12,7 +12,6 @@ retrained teacher or a new recipe makes it again. It embeds sentences, so every 
 from __future__ import annotations
 
 import time
-
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
