@@ -1,14 +1,18 @@
-"""The map view (sbert_demo.atlas, sbert_demo.ui.atlas): a published map's arrays and answers, neighbours two
-models share (against numpy's exact neighbours of the models' own embeddings), the HTTP routes with good
-and bad input, and the page in headless Chromium: drawn, hovered, lassoed (the table's count against the
-points inside the polygon computed here), exported, compared, at a laptop, a projector and a phone.
+"""The map view (sbert_demo.atlas, sbert_demo.ui.atlas): a map's folder as its writer leaves it, neighbours two
+models share (against numpy's exact neighbours of the models' own embeddings), the app serving the folder as
+files, and the page in headless Chromium: what it computes from the files (a selection's table, counts, the
+word filter in several scripts and emoji, the CSV) against answers computed here, drawn, hovered, lassoed (the
+table's count against the points inside the polygon computed here), exported, compared, at a laptop, a
+projector and a phone.
 """
 
 from __future__ import annotations
 
 import csv
-import re
+import gzip
 import io
+import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -37,39 +41,29 @@ def small_atlas() -> Atlas:
                            models={"a": {"label": "Model A"}, "b": {"label": "Model B"}})
 
 
-def test_a_published_map_reads_back_as_the_page_needs_it() -> None:
+def test_a_maps_folder_holds_what_its_page_reads(monkeypatch) -> None:
+    from sbert_demo.atlas import store
+
+    monkeypatch.setattr(store, "CHUNK", 3)  # three sentences a chunk: 8 sentences in 3 files
     atlas = small_atlas()
-    assert open_atlas(atlas.id).meta == atlas.meta and atlas.n == 8
+    data = atlas.data
+    assert open_atlas(atlas.id).meta == atlas.meta and atlas.n == 8 and atlas.meta["chunk"] == 3
     xy = atlas.coords(0).reshape(-1, 2)
     assert xy.dtype == np.float32 and xy.min() == -1 and xy.max() == 1  # scaled into [-1, 1], same on both axes
     np.testing.assert_allclose(xy[3], [(5 - 2.6) / 4, (5 - 4) / 4], rtol=1e-6)  # middle (2.6, 4), half the longest side 4
-    assert atlas.clusters(1).tolist() == [0, 0, 0, 1, 1, 1, 2, 2]
-    assert atlas.sentence(5) == {"row": 5, "text": "A dog barks at the mailman.", "label": "pets",
-                                 "clusters": [{"cluster": 3, "words": ["dog"]}, {"cluster": 1, "words": []}]}
-    page = atlas.selection([6, 0, 5, 2, 0], page=1, size=2)
-    assert (page["count"], page["pages"], [r["row"] for r in page["rows"]]) == (4, 2, [5, 6])
-    assert page["counts"][0]["clusters"] == [{"cluster": 0, "count": 2, "size": 2, "words": ["cat", "sofa"]},
-                                             {"cluster": 3, "count": 2, "size": 2, "words": ["dog"]}]
-    filtered = atlas.selection([0, 2, 5, 6], query="bark")
-    assert [r["row"] for r in filtered["rows"]] == [5, 6] and filtered["matching"] == 2 and filtered["count"] == 4
-    assert atlas.selection([0, 2], query="CAT ON")["matching"] == 1  # every word, any case, at a word's start
+    assert np.fromfile(data / "clusters-1.u16", dtype="<u2").tolist() == [0, 0, 0, 1, 1, 1, 2, 2]
+    assert np.fromfile(data / "labels.u16", dtype="<u2").tolist() == [0, 1, 0, 2, 2, 0, 0, 1]
+    assert atlas.meta["labels"] == ["pets", "junk", "money"] and atlas.meta["label_name"] == "topic"
+    chunks = [json.loads(gzip.decompress((data / "texts" / f"{c}.json.gz").read_bytes())) for c in range(3)]
+    assert chunks == [SENTENCES[0:3], SENTENCES[3:6], SENTENCES[6:8]] and atlas.texts() == SENTENCES
+    kept = json.loads((data / "csv.json").read_text(encoding="utf-8"))  # what a spreadsheet would run, as text
+    assert kept["rows"] == {"1": "'=HYPERLINK(\"http://x\")", "7": "'+1 for the plan"} and kept["label_name"] == "topic"
+    model = atlas.models[0]
+    assert (model["label"], model["key"], model["k"]) == ("Model A", "a", 4)
+    assert {c["cluster"]: (c["words"], c["size"]) for c in model["clusters"]}[0] == (["cat", "sofa"], 2)
+    assert not [p for p in atlas.folder.rglob("*") if p.is_file() and data not in p.parents]  # all of it for the page
     again = Atlas.of_arrays("tiny", SENTENCES, {"a": atlas.coords(0).reshape(-1, 2)}, {"a": atlas.clusters(0)})
     assert again.id != atlas.id  # another map of the same sentences is another id
-
-
-def test_a_selection_exports_as_csv_with_formulas_kept_as_text() -> None:
-    rows = list(csv.reader(io.StringIO(small_atlas().csv([7, 1]))))
-    assert rows == [["row", "sentence", "topic", "cluster (Model A)", "cluster (Model B)"],
-                    ["1", "'=HYPERLINK(\"http://x\")", "junk", "1", "0"], ["7", "'+1 for the plan", "junk", "1", "2"]]
-
-
-@pytest.mark.parametrize("rows, message", [
-    ([8], "run from 0 to 7; 8 is not"), ([-1], "-1 is not"), ([0, "x"], "list of sentence numbers"),
-    ([], "Select some sentences first"),
-])
-def test_bad_selections_get_a_sentence(rows, message) -> None:
-    with pytest.raises(ValueError, match=message):
-        small_atlas().csv(rows)
 
 
 def test_an_unknown_map_says_where_to_make_one() -> None:
@@ -97,8 +91,9 @@ def test_shared_neighbours_match_numpy_on_the_models_own_embeddings(shipped_sent
     overlap = np.array([len(set(a) & set(b)) for a, b in zip(*expected)])
     assert (counts == overlap).mean() > 0.97  # ties at the 10th neighbour may fall either way
     assert abs(counts.mean() - overlap.mean()) < 0.05 and 0 < counts.mean() < compare.K
-    worst = compare.disagreements(atlas, 0, 1, top=5)
-    assert [r["shared"] for r in worst["rows"]] == sorted(counts)[:5]
+    worst = compare.disagreements(atlas, 0, 1)
+    assert [r["shared"] for r in worst["rows"]] == sorted(counts)[:compare.DISAGREE_TOP]
+    assert json.loads((atlas.data / "disagree-0-1.json").read_text(encoding="utf-8")) == worst  # for the page
     first = worst["rows"][0]
     assert first["text"] == sentences[first["row"]] and len(first["a"]) == len(first["b"]) == 5
     assert [n["row"] for n in first["a"]] == list(compare.neighbours(atlas, 0)[first["row"], :5])
@@ -182,11 +177,11 @@ def test_map_compare_finds_each_models_neighbours_once_and_a_publish_then_comput
 
     monkeypatch.setattr(compare, "_neighbours", counted)
     assert main(["map", "--file", str(corpus), "--models", ",".join(keys), "--k", "4"]) == 0
-    made = open_atlas(re.search(r"/atlas\?map=(\w+)", capsys.readouterr().out).group(1))
+    made = open_atlas(re.search(r"/atlas/\?map=(\w+)", capsys.readouterr().out).group(1))
     assert not compare.compared(made) and found == []  # without --compare: nothing compared yet
     assert main(["map", "--file", str(corpus), "--models", ",".join(keys), "--k", "4", "--compare"]) == 0
     printed = capsys.readouterr().out
-    atlas = open_atlas(re.search(r"/atlas\?map=(\w+)", printed).group(1))
+    atlas = open_atlas(re.search(r"/atlas/\?map=(\w+)", printed).group(1))
     assert atlas.id == made.id
     assert sorted(found) == [0, 1, 2] and compare.compared(atlas)  # each model once, every pair kept
     lines = [line for line in printed.splitlines() if "nearest neighbours on average" in line]
@@ -228,38 +223,41 @@ def client():
     return TestClient(Starlette(routes=routes()))
 
 
-def test_the_routes_answer_binary_points_sentences_and_selections(client) -> None:
+def test_the_app_serves_a_maps_folder_as_files_and_nothing_beside_it(client) -> None:
     atlas = small_atlas()
-    api = f"/atlas/api/{atlas.id}"
-    points = client.get(f"{api}/points/0")
-    assert points.headers["content-type"] == "application/octet-stream"
-    assert np.frombuffer(points.content, dtype="<f4").tolist() == atlas.coords(0).tolist()
-    assert np.frombuffer(client.get(f"{api}/clusters/1").content, dtype="<u2").tolist() == [0, 0, 0, 1, 1, 1, 2, 2]
-    assert client.get(f"{api}/sentence/3").json()["text"] == "Stocks fell sharply."
-    binary = client.post(f"{api}/selection?size=10", content=np.array([3, 4], dtype="<i4").tobytes(),
-                         headers={"Content-Type": "application/octet-stream"}).json()
-    as_json = client.post(f"{api}/selection?size=10", json={"rows": [4, 3]}).json()
-    assert binary == as_json and binary["count"] == 2 and binary["counts"][0]["clusters"][0]["words"] == ["stocks"]
-    exported = client.post(f"{api}/export", json={"rows": [1]})
-    assert "attachment" in exported.headers["content-disposition"] and "'=HYPERLINK" in exported.text
-    assert client.get("/atlas").text.count("atlas.js") == 1
-    assert "WebGL" in client.get("/atlas/static/atlas.js").text
-    assert client.get("/atlas/static/..%2Fapp.py").status_code == 404
+    files = f"/atlas/data/{atlas.id}"
+    points = client.get(f"{files}/points-0.f32")
+    assert points.status_code == 200 and points.content == (atlas.data / "points-0.f32").read_bytes()
+    again = client.get(f"{files}/points-0.f32", headers={"If-None-Match": points.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""  # asked again: not sent again
+    part = client.get(f"{files}/points-0.f32", headers={"Range": "bytes=8-15"})
+    assert part.status_code == 206 and part.content == points.content[8:16]
+    assert client.get(f"{files}/texts/0.json.gz").content[:2] == b"\x1f\x8b"  # the page unpacks it
+    assert client.get(f"{files}/meta.json").json()["n"] == 8
+    (atlas.folder / "neighbours-0-k10.i32").write_bytes(b"server only")
+    for path in (f"{files}/../neighbours-0-k10.i32", f"{files}/..%2Fneighbours-0-k10.i32", f"{files}/nothing.u8",
+                 "/atlas/data/../../etc/passwd", f"/atlas/data/{'0' * 24}/meta.json", "/atlas/data/x/meta.json"):
+        assert client.get(path).status_code == 404, path
+    assert client.post(f"{files}/meta.json").status_code == 405
+    moved = client.get(f"/atlas?map={atlas.id}", follow_redirects=False)
+    assert moved.status_code == 308 and moved.headers["location"] == f"/atlas/?map={atlas.id}"
+    page = client.get(f"/atlas/?map={atlas.id}").text
+    assert all(f'src="{name}"' in page for name in ("atlas_data.js", "atlas_search.js", "atlas.js"))
+    assert "WebGL" in client.get("/atlas/atlas.js").text
+    assert client.get("/atlas/..%2Fapp.py").status_code == 404 and client.get("/atlas/store.py").status_code == 404
 
 
-@pytest.mark.parametrize("method, path, body, message", [
-    ("get", "/points/5", None, "has 2 model(s)"),
-    ("get", "/sentence/x", None, "whole number"),
-    ("get", "/sentence/99", None, "run from 0 to 7"),
-    ("post", "/selection", b"not json", "Send the selection as JSON"),
-    ("post", "/selection", b'{"rows": [true]}', "list of sentence numbers"),
-    ("post", "/selection?page=x", b'{"rows": [1]}', "page must be a whole number"),
-    ("get", "/shared/0/0", None, "two different models"),
+@pytest.mark.parametrize("method, path, message", [
+    ("post", "/compare/0/0", "two different models"),
+    ("post", "/compare/0/5", "has 2 model(s)"),
+    ("get", "/working/x/1", "has 2 model(s)"),
 ])
-def test_bad_requests_get_a_sentence_not_a_traceback(client, method, path, body, message) -> None:
+def test_bad_requests_get_a_sentence_not_a_traceback(client, method, path, message) -> None:
     atlas = small_atlas()
-    answer = getattr(client, method)(f"/atlas/api/{atlas.id}{path}", **({"content": body} if body else {}))
+    answer = getattr(client, method)(f"/atlas/api/{atlas.id}{path}")
     assert answer.status_code == 400 and message in answer.json()["error"], answer.text
+    unknown = client.post(f"/atlas/api/{'0' * 24}/compare/0/1")
+    assert unknown.status_code == 400 and "not on this server" in unknown.json()["error"]
 
 
 # --- the page ------------------------------------------------------------------------------------
@@ -313,7 +311,7 @@ def test_the_page_draws_hovers_lassoes_compares_and_exports(browser, atlas_serve
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{atlas_server}/atlas?map={atlas.id}")
+        page.goto(f"{atlas_server}/atlas/?map={atlas.id}")
         page.wait_for_selector("body[data-ready='1']", timeout=60_000)
         assert f"2 maps of {N} sentences drawn" in page.inner_text("#status")
         # hover (laptop) or tap (phone) a point: its own sentence
@@ -378,6 +376,59 @@ def test_the_page_draws_hovers_lassoes_compares_and_exports(browser, atlas_serve
         context.close()
 
 
+WORLD = ["Кошка спит на диване.", "Η γάτα κοιμάται.", "猫がソファで寝ている。", "我的猫很可爱", "แมวนอนอยู่บนโซฟา",
+         "My 🐶 loves the park.", "Family 👨‍👩‍👧‍👦 dinner tonight.", "A dog 🐕 runs.", "Éclair au chocolat.", "ｱｲｽを食べる",
+         "人々が集まる", "コーヒーを飲む", "A scatter plot.", "Concatenate the cats.", "㇀ is a stroke", "Flags 🇫🇷 and 🇯🇵."]
+WORDS = {  # the word filter: each word at a word's start, any case; unspaced scripts and emoji anywhere
+    "кошка": [0], "ΓΆΤΑ": [1], "猫": [2, 3], "ソファ": [2], "แมว": [4], "🐶": [5], "👨‍👩‍👧‍👦": [6], "👩": [6], "éclair": [8],
+    "ｱ": [9], "々": [10], "ー": [11], "㇀": [14], "cat": [13], "CATS the": [13], "🇯🇵": [15], "🇫": [15], "dog 🐕": [7],
+    "🐕 🐶": [], "at": [],
+}
+
+
+@pytest.mark.browser
+@pytest.mark.static_page
+def test_the_page_computes_selections_counts_the_word_filter_and_the_csv(browser, atlas_server) -> None:
+    """What a visitor's selection asks is computed in the page from the map's files (atlas_data.js): its table
+    page, its counts per cluster, the word filter in five scripts and emoji, the CSV, each against an answer
+    worked out here."""
+    tiny = small_atlas()
+    rng = np.random.default_rng(1)
+    world = Atlas.of_arrays("world", WORLD, {"w": rng.normal(size=(len(WORLD), 2))},
+                            {"w": np.zeros(len(WORLD), dtype=int)})
+    page = browser.new_page()
+    for atlas in (tiny, world):
+        page.goto(f"{atlas_server}/atlas/?map={atlas.id}")
+        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        if atlas is world:
+            break
+        chosen = page.evaluate("atlasSource.selection([6, 0, 5, 2, 0], 1, 2, '')")
+        assert (chosen["count"], chosen["pages"], [r["row"] for r in chosen["rows"]]) == (4, 2, [5, 6])
+        assert chosen["rows"][0] == {"row": 5, "text": "A dog barks at the mailman.", "label": "pets", "clusters": [3, 1]}
+        assert chosen["counts"][0]["clusters"] == [{"cluster": 0, "count": 2, "size": 2, "words": ["cat", "sofa"]},
+                                                   {"cluster": 3, "count": 2, "size": 2, "words": ["dog"]}]
+        assert chosen["counts"][1]["clusters"] == [{"cluster": 0, "count": 2, "size": 3, "words": []},
+                                                   {"cluster": 1, "count": 1, "size": 3, "words": []},
+                                                   {"cluster": 2, "count": 1, "size": 2, "words": []}]
+        filtered = page.evaluate("atlasSource.selection([0, 2, 5, 6], 0, 50, 'bark')")
+        assert [r["row"] for r in filtered["rows"]] == [5, 6] and (filtered["matching"], filtered["count"]) == (2, 4)
+        assert page.evaluate("atlasSource.selection([0, 2], 0, 50, 'CAT ON')")["matching"] == 1
+        assert page.evaluate("atlasSource.sentence(5)") == {
+            "row": 5, "text": "A dog barks at the mailman.", "label": "pets",
+            "clusters": [{"cluster": 3, "words": ["dog"]}, {"cluster": 1, "words": []}]}
+        exported = page.evaluate("atlasSource.exported([7, 1, 7]).then((blob) => blob.text())")
+        assert exported == ('row,sentence,topic,cluster (Model A),cluster (Model B)\r\n'
+                            '1,"\'=HYPERLINK(""http://x"")",junk,1,0\r\n7,\'+1 for the plan,junk,1,2\r\n')
+        assert list(csv.reader(io.StringIO(exported)))[1][1] == "'=HYPERLINK(\"http://x\")"  # as Python reads it
+        refused = page.evaluate("atlasSource.exported([]).then(() => '', (error) => error.message)")
+        assert refused.startswith("Select some sentences first")
+    everything = json.dumps(list(range(len(WORLD))))
+    found = {word: [r["row"] for r in page.evaluate(f"atlasSource.selection({everything}, 0, 50, {json.dumps(word)})")["rows"]]
+             for word in WORDS}
+    assert found == WORDS
+    page.close()
+
+
 def test_a_corpus_past_the_figure_limit_is_mapped_from_a_sample_and_shown_in_the_map_view(
         tmp_path, monkeypatch, shipped_sentences) -> None:
     """The corpus tab past its figure limit (lowered here to 300 sentences): the sampled path, no Plotly
@@ -397,7 +448,7 @@ def test_a_corpus_past_the_figure_limit_is_mapped_from_a_sample_and_shown_in_the
         "file", str(upload), None, None, ["glove-6b-50d"], "clusters", 6, progress=lambda *a, **k: None)
     assert "big.csv: 400 sentences" in card and isinstance(state, CorpusMap) and len(state.corpus) == 400
     assert len(data["models"][0]["map"]["x"]) == 400  # the API keeps today's shape: every point's x and y
-    atlas_id = re.search(r"/atlas\?map=([0-9a-f]+)", view).group(1)
+    atlas_id = re.search(r"/atlas/\?map=([0-9a-f]+)", view).group(1)
     assert "<iframe" in view and open_atlas(atlas_id).n == 400
     assert slots[0] == gr.update(visible=False) and slots[1] is None  # no Plotly figure of the points
     found, *slots = tab.highlight(state, "clusters", "man", "words")
@@ -449,7 +500,7 @@ def test_the_page_at_scale_draws_and_lassoes_three_hundred_thousand_points(brows
     expected = inside(xy, polygon)
     page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.set_default_timeout(180_000)
-    page.goto(f"{atlas_server}/atlas?map={atlas.id}")
+    page.goto(f"{atlas_server}/atlas/?map={atlas.id}")
     page.wait_for_selector("body[data-ready='1']")
     assert "2 maps of 300,000 sentences drawn" in page.inner_text("#status")
     took = page.evaluate(f"atlas.lasso(0, {polygon})")
@@ -473,7 +524,7 @@ def test_a_one_model_map_shows_no_compare_menu(browser, atlas_server) -> None:
         context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 640,
                                       has_touch=width < 640)
         page = context.new_page()
-        page.goto(f"{atlas_server}/atlas?map={atlas.id}")
+        page.goto(f"{atlas_server}/atlas/?map={atlas.id}")
         page.wait_for_selector("body[data-ready='1']", timeout=60_000)
         assert page.get_attribute("#pair-box", "hidden") is not None and not page.is_visible("#pair-box")
         hidden_but_shown = page.evaluate("[...document.querySelectorAll('[hidden]')].filter((e) => "

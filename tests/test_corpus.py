@@ -319,7 +319,7 @@ def test_the_tab_maps_recolours_and_highlights(topics_csv: Path) -> None:
     outputs = corpus_tab.run_map("file", str(topics_csv), "Text", "topic", ["glove-6b-50d"], "labels", 3)
     card, notes, state, data, clusters, found, view, *slots = outputs
     assert "18 sentences" in card and data["n"] == 18 and "distinctive words" in clusters
-    assert "/atlas?map=" in view and "<iframe" not in view  # a small map links to the map view
+    assert "/atlas/?map=" in view and "<iframe" not in view  # a small map links to the map view
     assert slots[0]["visible"] is True and slots[3]["visible"] is False
     names = [trace.name for trace in slots[1].data]
     assert names[:3] == ["animals: cat, dog, ball (6)", "food: man, woman, apple (6)", "music: guitar, piano, playing (6)"]

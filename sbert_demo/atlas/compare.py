@@ -4,7 +4,9 @@ A sentence's neighbours under a model are the corpus sentences its embedding is 
 itself left out: exact (blocks of matrix products) up to :data:`EXACT_UP_TO` sentences, beyond that from
 the corpus's HNSW index (:class:`~sbert_demo.corpus.search.CorpusIndex`, recall@10 measured by
 ``bench/million.py``). The embeddings are the corpus path's shards (:func:`~sbert_demo.corpus.embed.embed_corpus`),
-computed once; neighbours and agreements are kept beside the published map.
+computed once; each model's neighbours are kept beside the map, and a pair's shared counts
+(``shared-<a>-<b>.u8``) and the sentences they disagree on most (``disagree-<a>-<b>.json``) in the folder its
+page reads.
 
 Naive GloVe puts sentences that share words next to each other, SBERT sentences that mean the same: the
 sentences whose neighbourhoods differ most show the paper's point without a word of explanation.
@@ -12,6 +14,7 @@ sentences whose neighbourhoods differ most show the paper's point without a word
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -135,7 +138,7 @@ def _neighbours_path(atlas: Atlas, m: int, k: int):
 
 
 def _embedded(atlas: Atlas, m: int, progress: Progress | None) -> Embedded:
-    corpus = LargeCorpus(atlas.meta["name"], atlas.texts().to_pylist(), None)
+    corpus = LargeCorpus(atlas.meta["name"], atlas.texts(), None)
     return embed_corpus(corpus, atlas.models[m]["key"], progress=progress)
 
 
@@ -168,7 +171,12 @@ def shared(atlas: Atlas, a: int, b: int, progress: Progress | None = None) -> np
         say = _tracked(str(path), progress)
         try:
             counts = _shared(atlas, a, b, say)
-            _keep(path, counts)
+            found = _disagreements(atlas, a, b, counts)
+            disagree = _disagree_path(atlas, a, b)
+            temporary = disagree.with_name(f".{disagree.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            temporary.write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
+            os.replace(temporary, disagree)
+            _keep(path, counts)  # last: the page takes a pair as compared once this file is there
         finally:
             working.pop(str(path))
         return counts
@@ -215,7 +223,11 @@ def pairs(atlas: Atlas) -> list[tuple[int, int]]:
 
 
 def _shared_path(atlas: Atlas, a: int, b: int):
-    return atlas.folder / f"shared-{a}-{b}.u8"
+    return atlas.data / f"shared-{a}-{b}.u8"
+
+
+def _disagree_path(atlas: Atlas, a: int, b: int):
+    return atlas.data / f"disagree-{a}-{b}.json"
 
 
 def compared(atlas: Atlas) -> bool:
@@ -245,21 +257,30 @@ def compare_all(atlas: Atlas, progress: Progress | None = None) -> dict[tuple[in
     return found
 
 
-def disagreements(atlas: Atlas, a: int, b: int, top: int = 20, shown: int = 5) -> dict:
-    """The sentences whose neighbourhoods differ most under ``a`` and ``b``, each with its nearest ``shown``
-    neighbours under both, and the mean share over the corpus."""
-    a, b = atlas.model_index(a), atlas.model_index(b)
-    counts = shared(atlas, a, b)
+def disagreements(atlas: Atlas, a: int, b: int) -> dict:
+    """The sentences whose neighbourhoods differ most under ``a`` and ``b`` (:data:`DISAGREE_TOP`), each with its
+    nearest :data:`DISAGREE_SHOWN` neighbours under both, and the mean share over the corpus (kept with
+    :func:`shared`)."""
+    a, b = sorted((atlas.model_index(a), atlas.model_index(b)))
+    shared(atlas, a, b)
+    return json.loads(_disagree_path(atlas, a, b).read_text(encoding="utf-8"))
+
+
+DISAGREE_TOP = 20
+DISAGREE_SHOWN = 5
+
+
+def _disagreements(atlas: Atlas, a: int, b: int, counts: np.ndarray) -> dict:
     first, second = neighbours(atlas, a), neighbours(atlas, b)
     rng = np.random.default_rng(0)
-    order = np.lexsort((rng.random(atlas.n), counts))[:max(1, min(int(top), 200))]  # fewest shared first, ties mixed
+    order = np.lexsort((rng.random(atlas.n), counts))[:DISAGREE_TOP]  # fewest shared first, ties mixed
     texts = atlas.texts()
     rows = []
     for row in order:
-        near_a, near_b = first[row, :shown], second[row, :shown]
-        rows.append({"row": int(row), "text": texts.take([int(row)]).to_pylist()[0], "shared": int(counts[row]),
-                     "a": [{"row": int(r), "text": t} for r, t in zip(near_a, texts.take(near_a).to_pylist())],
-                     "b": [{"row": int(r), "text": t} for r, t in zip(near_b, texts.take(near_b).to_pylist())]})
+        near_a, near_b = first[row, :DISAGREE_SHOWN], second[row, :DISAGREE_SHOWN]
+        rows.append({"row": int(row), "text": texts[row], "shared": int(counts[row]),
+                     "a": [{"row": int(r), "text": texts[r]} for r in near_a],
+                     "b": [{"row": int(r), "text": texts[r]} for r in near_b]})
     return {"a": atlas.models[a]["label"], "b": atlas.models[b]["label"], "k": K,
             "mean_shared": round(float(counts.mean()) / K, 4),
             "histogram": np.bincount(counts, minlength=K + 1).tolist(), "rows": rows}

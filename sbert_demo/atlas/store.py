@@ -1,33 +1,37 @@
-"""A corpus map published for the map view: binary arrays a browser draws, and the sentences it asks for.
+"""A corpus map as the folder its page reads: written once when the map is made, served by the app as files
+and copied as it is by ``publish``.
 
-:func:`publish` writes a finished :class:`~sbert_demo.explore.corpus_map.CorpusMap` (any size: the
-Explore tab's, or a million sentences from :mod:`sbert_demo.corpus.large_map`) under
-``<cache>/corpora/atlas/<id>/``: per model ``coords-<m>.f32`` (x, y interleaved, little-endian float32,
-scaled into [-1, 1]), ``clusters-<m>.u16``, the cluster names and where to write them (coarse: the
-k-means clusters' words; fine: 2-D regions named by their own c-TF-IDF words, for a zoomed-in view),
-the given labels as ``labels.u16`` and ``texts.parquet``. The id hashes the sentences and every map,
-so the same map is published once and a link to it works after a restart.
+:func:`publish` writes a finished :class:`~sbert_demo.explore.corpus_map.CorpusMap` (any size: the Explore
+tab's, or a million sentences from :mod:`sbert_demo.corpus.large_map`) under ``<cache>/corpora/atlas/<id>/``.
+Its ``data/`` folder is everything the page (:mod:`sbert_demo.atlas.page`) reads::
 
-:class:`Atlas` reads it back and answers the page: a sentence by row, a selection's rows (paged,
-filtered by words), its count per cluster under each model, and its CSV (formula-like text kept as
-text). Points never travel with their text: the page fetches a sentence when it is hovered.
+    meta.json                 the corpus, its models, their cluster names (coarse: the k-means clusters' words;
+                              fine: 2-D regions named by their own c-TF-IDF words, for a zoomed-in view)
+    points-<m>.f32            x, y per sentence (little-endian float32, scaled into [-1, 1])
+    clusters-<m>.u16  labels.u16
+    texts/<c>.json.gz         the sentences by chunks of :data:`CHUNK` (gzipped JSON), fetched when needed
+    csv.json                  the cells a spreadsheet would run as formulas, as the CSV export writes them
+    shared-<a>-<b>.u8  disagree-<a>-<b>.json    two models compared (:mod:`.compare`), once asked
+
+Beside ``data/`` lie what only the server reads (each model's nearest neighbours). The id hashes the sentences
+and every map, so the same map is written once and a link to it works after a restart. Everything a visitor's
+selection asks (its table, counts per cluster, the word filter, the CSV) is computed in the page.
 
 Example::
 
     >>> import numpy as np
     >>> atlas = Atlas.of_arrays("pets", ["A cat sleeps.", "A dog barks.", "Stocks fell."],
     ...                         {"demo": np.array([[0.0, 0.0], [1.0, 0.5], [4.0, 2.0]])}, {"demo": np.array([0, 0, 1])})
-    >>> atlas.sentence(2)["text"], atlas.coords(0).reshape(-1, 2)[2].tolist()
+    >>> atlas.texts()[2], atlas.coords(0).reshape(-1, 2)[2].tolist()
     ('Stocks fell.', [1.0, 0.5])
-    >>> [(row["cluster"], row["count"]) for row in atlas.counts(np.array([0, 1]))[0]["clusters"]]
-    [(0, 2)]
+    >>> sorted(p.name for p in atlas.data.iterdir())
+    ['clusters-0.u16', 'csv.json', 'meta.json', 'points-0.f32', 'texts']
 """
 
 from __future__ import annotations
 
-import csv
+import gzip
 import hashlib
-import io
 import json
 import os
 import re
@@ -43,10 +47,10 @@ from ..explore.exports import spreadsheet_safe
 from ..formatting import MISSING
 from ..shared import BoundedCache, memoize
 
-FORMAT = "1"
+FORMAT = "2"
+CHUNK = 2000  # sentences per text file: a hover or a table page fetches one or a few (~150 KB each, ~50 gzipped)
 FINE_REGIONS = 64  # named regions of the 2-D map shown when zoomed in
 WORDS_SAMPLE = 60_000  # sentences read to name the fine regions
-PAGE_MAX = 200
 MAX_LABELS = 65_535
 ID = re.compile(r"^[0-9a-f]{16,64}$")
 
@@ -87,28 +91,22 @@ def _centres(coords: np.ndarray, clusters: np.ndarray) -> dict[int, list[float]]
     return {int(c): np.median(coords[clusters == c], axis=0).round(5).tolist() for c in np.unique(clusters)}
 
 
-def _unspaced(character: str) -> bool:
-    """Whether ``character`` is of a script written without spaces between words (Chinese, Japanese, Thai ...)."""
-    import unicodedata
-
-    return unicodedata.name(character, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER"))
-
-
-def word_start(word: str) -> str:
-    """An RE2 pattern (Arrow's regex) for ``word`` at the start of a word, in every script: RE2's ``\\b`` knows
-    ASCII letters only, so "кошка", "γάτα" and "éclair" never matched after it. Scripts without spaces match
-    anywhere."""
-    escaped = re.escape(word)
-    return escaped if _unspaced(word[0]) else rf"(?:^|[^\p{{L}}\p{{N}}\p{{M}}_]){escaped}"
+def _gzipped(data: bytes) -> bytes:
+    return gzip.compress(data, compresslevel=9, mtime=0)  # the same bytes for the same chunk
 
 
 @dataclass(frozen=True)
 class Atlas:
-    """A published map: ``meta`` (the corpus, its models, their cluster names) and its folder's arrays."""
+    """A corpus map's folder: ``meta`` (the corpus, its models, their cluster names) and the files in ``data``."""
 
     id: str
     folder: Path
     meta: dict
+
+    @property
+    def data(self) -> Path:
+        """The folder the page reads (the app serves it, ``publish`` copies it)."""
+        return self.folder / "data"
 
     # --- writing ---------------------------------------------------------------------------------
 
@@ -117,7 +115,7 @@ class Atlas:
                   clusters: dict[str, np.ndarray], words: dict[str, dict] | None = None,
                   labels: Sequence[str] | None = None, label_name: str | None = None,
                   models: dict[str, dict] | None = None, root: Path | None = None) -> Atlas:
-        """Publish sentences with per model (key → array) 2-D points and clusters; returns the atlas."""
+        """Write sentences with per model (key → array) 2-D points and clusters; returns the atlas."""
         if not sentences:
             raise ValueError("There are no sentences to publish.")
         digest = hashlib.sha256(f"{FORMAT}|{name}".encode())
@@ -130,23 +128,24 @@ class Atlas:
             digest.update("\n".join(map(str, labels)).encode("utf-8", "surrogatepass"))
         atlas_id = digest.hexdigest()[:24]
         folder = (root or atlas_root()) / atlas_id
-        if (folder / "meta.json").is_file():
+        if (folder / "data" / "meta.json").is_file():
             return open_atlas(atlas_id, root)
         work = folder.with_name(f".{atlas_id}.{os.getpid()}")
         shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
+        data = work / "data"
+        (data / "texts").mkdir(parents=True)
         entries = []
         for m, key in enumerate(coords):
             unit = _unit_square(coords[key])
             groups = np.asarray(clusters[key], dtype=np.int64)
-            unit.tofile(work / f"coords-{m}.f32")
-            np.clip(groups, 0, MAX_LABELS).astype("<u2").tofile(work / f"clusters-{m}.u16")
+            unit.tofile(data / f"points-{m}.f32")
+            np.clip(groups, 0, MAX_LABELS).astype("<u2").tofile(data / f"clusters-{m}.u16")
             named = {int(c): list(w) for c, w in (words or {}).get(key, {}).items()}
-            centres = _centres(unit, groups)
             sizes = np.bincount(np.clip(groups, 0, None))
-            entries.append({"label": key, "family": "", "method": "", **(models or {}).get(key, {}), "key": key, "k": int(groups.max()) + 1,
+            entries.append({"label": key, "family": "", "method": "", **(models or {}).get(key, {}), "key": key,
+                            "k": int(groups.max()) + 1,
                             "clusters": [{"cluster": c, "words": named.get(c, [])[:4], "x": xy[0], "y": xy[1],
-                                          "size": int(sizes[c])} for c, xy in centres.items()],
+                                          "size": int(sizes[c])} for c, xy in _centres(unit, groups).items()],
                             "regions": _region_labels(unit, sentences)})
         label_names = None
         if labels is not None:
@@ -156,14 +155,14 @@ class Atlas:
                                  f"{MAX_LABELS:,}.")
             index = {label: i for i, label in enumerate(label_names)}
             np.fromiter((index[str(label)] for label in labels), dtype="<u2", count=len(labels)).tofile(
-                work / "labels.u16")
-        _write_texts(work / "texts.parquet", sentences)
-        meta = {"format": FORMAT, "id": atlas_id, "name": name, "n": len(sentences), "label_name": label_name,
-                "labels": label_names, "models": entries}
-        (work / "meta.json").write_text(json.dumps(meta), encoding="utf-8")  # last: a folder with it is complete
+                data / "labels.u16")
+        _write_texts(data, sentences, label_names or [], label_name)
+        meta = {"format": FORMAT, "id": atlas_id, "name": name, "n": len(sentences), "chunk": CHUNK,
+                "label_name": label_name, "labels": label_names, "models": entries}
+        (data / "meta.json").write_text(json.dumps(meta), encoding="utf-8")  # last: a folder with it is complete
         try:
             os.replace(work, folder)
-        except OSError:  # another process published the same map first
+        except OSError:  # another process wrote the same map first
             shutil.rmtree(work, ignore_errors=True)
         return open_atlas(atlas_id, root)
 
@@ -187,135 +186,54 @@ class Atlas:
                              f"{len(self.models) - 1}.")
         return m
 
-    def _array(self, name: str, dtype: str) -> np.ndarray:
-        return np.fromfile(self.folder / name, dtype=dtype)
-
     def coords(self, m: int) -> np.ndarray:
         """Model ``m``'s points as float32 x, y, x, y ... in [-1, 1] (what the page draws)."""
-        return self._array(f"coords-{self.model_index(m)}.f32", "<f4")
+        return np.fromfile(self.data / f"points-{self.model_index(m)}.f32", dtype="<f4")
 
     def clusters(self, m: int) -> np.ndarray:
-        return self._array(f"clusters-{self.model_index(m)}.u16", "<u2")
+        return np.fromfile(self.data / f"clusters-{self.model_index(m)}.u16", dtype="<u2")
 
     def labels(self) -> np.ndarray | None:
-        path = self.folder / "labels.u16"
+        path = self.data / "labels.u16"
         return np.fromfile(path, dtype="<u2") if path.is_file() else None
 
-    def texts(self):
-        return _texts(str(self.folder / "texts.parquet"))
-
-    def check_rows(self, rows: object) -> np.ndarray:
-        """``rows`` as sorted distinct row numbers of this corpus, or a ValueError that says what is wrong."""
-        try:
-            rows = np.asarray(rows, dtype=np.int64).ravel()
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError("A selection is a list of sentence numbers (whole numbers from 0).") from None
-        if rows.size and (rows.min() < 0 or rows.max() >= self.n):
-            raise ValueError(f"Sentence numbers run from 0 to {self.n - 1:,}; "
-                             f"{int(rows.max() if rows.max() >= self.n else rows.min()):,} is not one of them.")
-        return np.unique(rows)
-
-    def _label_of(self, rows: np.ndarray) -> list[str | None]:
-        labels = self.labels()
-        names = self.meta.get("labels") or []
-        return [None] * len(rows) if labels is None else [names[int(v)] for v in labels[rows]]
-
-    def sentence(self, row: object) -> dict:
-        """One sentence with its label and its cluster (and the cluster's words) under each model."""
-        if isinstance(row, bool):
-            raise ValueError("A sentence number is a whole number.")
-        (row,) = self.check_rows([row])
-        text = self.texts().take([int(row)]).to_pylist()[0]
-        clusters = []
-        for m, model in enumerate(self.models):
-            cluster = int(self.clusters(m)[row])
-            words = next((c["words"] for c in model["clusters"] if c["cluster"] == cluster), [])
-            clusters.append({"cluster": cluster, "words": words})
-        return {"row": int(row), "text": text, "label": self._label_of(np.array([row]))[0], "clusters": clusters}
-
-    def matching(self, rows: np.ndarray, query: str) -> np.ndarray:
-        """The rows whose sentence has every word of ``query`` (any case)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        words = re.findall(r"\w+", query.lower())  # RE2 folds case itself (simple folding)
-        if not words or not len(rows):
-            return rows
-        taken = self.texts().take(pa.array(rows))
-        keep = np.ones(len(rows), dtype=bool)
-        for word in words:
-            keep &= np.asarray(pc.match_substring_regex(taken, word_start(word), ignore_case=True)
-                               .fill_null(False).to_numpy(zero_copy_only=False))
-        return rows[keep]
-
-    def counts(self, rows: np.ndarray) -> list[dict]:
-        """Per model: the selection's sentences per cluster (largest first), with each cluster's words and size."""
-        out = []
-        for m, model in enumerate(self.models):
-            found = np.bincount(self.clusters(m)[rows], minlength=model["k"]) if len(rows) else np.zeros(model["k"])
-            about = {c["cluster"]: c for c in model["clusters"]}
-            order = [int(c) for c in np.argsort(-found, kind="stable") if found[c]]
-            out.append({"model": model["label"], "clusters": [
-                {"cluster": c, "count": int(found[c]), "size": about.get(c, {}).get("size", 0),
-                 "words": about.get(c, {}).get("words", [])} for c in order]})
-        return out
-
-    def selection(self, rows: object, page: int = 0, size: int = 50, query: str = "") -> dict:
-        """A selection as the page's table shows it: its size, one page of its rows (after the word filter)
-        and its counts per cluster under each model."""
-        rows = self.check_rows(rows)
-        size = max(1, min(int(size), PAGE_MAX))
-        shown = self.matching(rows, query or "")
-        pages = max(1, -(-len(shown) // size))
-        page = max(0, min(int(page), pages - 1))
-        chosen = shown[page * size:(page + 1) * size]
-        texts = self.texts().take(chosen).to_pylist() if len(chosen) else []
-        clusters = [self.clusters(m)[chosen] for m in range(len(self.models))]
-        labels = self._label_of(chosen)
-        table = [{"row": int(r), "text": t, "label": labels[i], "clusters": [int(c[i]) for c in clusters]}
-                 for i, (r, t) in enumerate(zip(chosen, texts))]
-        return {"count": int(len(rows)), "matching": int(len(shown)), "page": page, "pages": pages, "rows": table,
-                "counts": self.counts(rows)}
-
-    def csv(self, rows: object) -> str:
-        """The selection as CSV: row, sentence, label, each model's cluster (formula-like text kept as text)."""
-        rows = self.check_rows(rows)
-        if not len(rows):
-            raise ValueError("Select some sentences first (lasso or box on a map), then export them.")
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(["row", "sentence", self.meta.get("label_name") or "label",
-                         *[f"cluster ({m['label']})" for m in self.models]])
-        labels = self._label_of(rows)
-        clusters = [self.clusters(m)[rows] for m in range(len(self.models))]
-        for i, (row, text) in enumerate(zip(rows, self.texts().take(rows).to_pylist())):
-            writer.writerow([int(row), spreadsheet_safe(text), spreadsheet_safe(labels[i] or MISSING),
-                             *[int(c[i]) for c in clusters]])
-        return out.getvalue()
+    def texts(self) -> list[str]:
+        """Every sentence, in row order (read from the page's chunks once, then kept for a few maps)."""
+        return _texts(str(self.data), self.n)
 
 
-def _write_texts(path: Path, sentences: Sequence[str]) -> None:
-    """The sentences in row order (labels live in ``labels.u16``)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    pq.write_table(pa.table({"text": pa.array(list(sentences), type=pa.large_string())}), path)
+def _write_texts(data: Path, sentences: Sequence[str], label_names: list[str], label_name: str | None) -> None:
+    """The sentences by chunks of :data:`CHUNK` (gzipped JSON: a third of the bytes), and the cells the CSV export
+    writes otherwise than shown (``csv.json``: text a spreadsheet would run as a formula, kept as text)."""
+    unsafe: dict[str, str] = {}
+    for start in range(0, len(sentences), CHUNK):
+        chunk = list(sentences[start:start + CHUNK])
+        (data / "texts" / f"{start // CHUNK}.json.gz").write_bytes(
+            _gzipped(json.dumps(chunk, ensure_ascii=False).encode("utf-8", "surrogatepass")))
+        for row, text in enumerate(chunk, start):
+            safe = spreadsheet_safe(text)
+            if safe != text:
+                unsafe[str(row)] = safe
+    csv = {"rows": unsafe, "labels": [spreadsheet_safe(name) for name in label_names], "missing": MISSING,
+           "label_name": label_name or "label"}
+    (data / "csv.json").write_text(json.dumps(csv, ensure_ascii=False), encoding="utf-8")
 
 
 @memoize(maxsize=4)
-def _texts(path: str):
-    import pyarrow.parquet as pq
-
-    return pq.read_table(path).column("text").combine_chunks()
+def _texts(data: str, n: int) -> list[str]:
+    texts: list[str] = []
+    for c in range(-(-n // CHUNK)):
+        texts += json.loads(gzip.decompress((Path(data) / "texts" / f"{c}.json.gz").read_bytes()))
+    return texts
 
 
 @memoize(maxsize=16)
 def _meta(folder: str) -> dict:
-    return json.loads((Path(folder) / "meta.json").read_text(encoding="utf-8"))
+    return json.loads((Path(folder) / "data" / "meta.json").read_text(encoding="utf-8"))
 
 
 def open_atlas(atlas_id: object, root: Path | None = None) -> Atlas:
-    """The published map ``atlas_id``, or a ValueError that says it is not (or no longer) here."""
+    """The map ``atlas_id``, or a ValueError that says it is not (or no longer) here."""
     if not isinstance(atlas_id, str) or not ID.match(atlas_id):
         raise ValueError("That is not a map's id: open the map from Explore → Corpus map.")
     folder = (root or atlas_root()) / atlas_id
@@ -331,7 +249,7 @@ published: BoundedCache[int, tuple] = BoundedCache("published corpus maps", 8)
 
 
 def publish(result) -> Atlas:
-    """Publish a finished corpus map (:class:`~sbert_demo.explore.corpus_map.CorpusMap`): its succeeded models.
+    """Write a finished corpus map (:class:`~sbert_demo.explore.corpus_map.CorpusMap`): its succeeded models.
     The same result object asked again (a search linking into the view) is not hashed again: a million
     sentences take seconds to hash."""
     kept = published.get(id(result))

@@ -117,7 +117,7 @@ def cmd_map(args: argparse.Namespace) -> int:
         from ..atlas.store import publish
 
         atlas = publish(result)
-        print(f"\nmap view: /atlas?map={atlas.id} (python app.py, then open http://127.0.0.1:7860/atlas?map={atlas.id})")
+        print(f"\nmap view: /atlas/?map={atlas.id} (python app.py, then open http://127.0.0.1:7860/atlas/?map={atlas.id})")
         if args.compare and len(atlas.models) > 1:
             with progress_bar("comparing") as progress:
                 found = compare.compare_all(atlas, progress=progress)

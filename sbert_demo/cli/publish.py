@@ -24,10 +24,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
     if chosen is None and not args.talk:
         raise ValueError("Name a map to publish (--map ID or --map latest), the talk (--talk), or both.")
     if chosen == "latest":
-        found = sorted((p for p in atlas_root().glob("*/meta.json")), key=lambda p: p.stat().st_mtime)
+        found = sorted((p for p in atlas_root().glob("*/data/meta.json")), key=lambda p: p.stat().st_mtime)
         if not found:
             raise ValueError("No map was made on this machine yet: python -m sbert_demo map --models A,B first.")
-        chosen = found[-1].parent.name
+        chosen = found[-1].parent.parent.name
     atlas = open_atlas(chosen) if chosen is not None else None
     what = [f"{atlas.meta['name']} ({atlas.n:,} sentences, {len(atlas.models)} map(s))"] if atlas is not None else []
     print(f"Publishing {' and '.join(what + ['the talk'] * args.talk)} into {args.out}", file=sys.stderr)

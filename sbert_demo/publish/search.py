@@ -24,8 +24,7 @@ are shipped compactly, as sentence-transformers' embedding quantisation does:
   scored by cosine with the int8 row itself, so no scale is shipped); a static model's sentences as token ids
   (``tokens/<f>/<c>.u16``), which the page embeds as it embeds the query (a tenth of the bytes, and the query's own vectors: no quantisation between them).
 
-:func:`search_like_the_page` runs the same two passes in numpy (:func:`recall_at`: recall@10 against exact fp32
-search); ``bench/publish.py`` measures the page's own answers against exact fp32 search.
+``bench/publish.py`` measures the page's own answers against exact fp32 search (recall@10).
 """
 
 from __future__ import annotations
@@ -201,7 +200,7 @@ def publish_search(atlas: Atlas, site: Path, progress: Progress | None = None,
 
     say = progress or (lambda fraction, what: None)
     models = searchable(atlas)
-    texts = atlas.texts().to_pylist() if models else []  # read once for every model
+    texts = atlas.texts() if models else []  # read once for every model
     written = []
     for done, model in enumerate(models):
         label = atlas.models[model.m]["label"]
@@ -297,46 +296,3 @@ def write_tokens(token_ids: list[list[int]], out: Path) -> None:
         with open(path, "wb") as handle:
             handle.write(offsets.tobytes())
             handle.write(ids.tobytes())
-
-
-def embed_like_the_page(token_ids: list[list[int]], quantised: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Each text's vector as the page makes it with a static model: the sum of its tokens' int8 rows times their
-    scales, normalised (a text with no known token: zeros)."""
-    out = np.zeros((len(token_ids), quantised.shape[1]), dtype=np.float32)
-    for i, ids in enumerate(token_ids):
-        if ids:
-            out[i] = (quantised[ids].astype(np.float32) * scales[ids, None]).sum(axis=0)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.where(norms == 0, 1, norms)
-
-
-def search_like_the_page(query: np.ndarray, bits: np.ndarray, rescored: np.ndarray, top: int = TOP,
-                         candidates: int = CANDIDATES) -> np.ndarray:
-    """The page's search for one query vector: every sentence's signs (±1) against the query, the best
-    ``candidates`` scored again with ``rescored`` (each sentence's vector as the page rescores it: its int8 row,
-    or for a static model its tokens embedded as the query is); the ``top`` rows, best first (ties by row)."""
-    signs = np.unpackbits(bits, axis=1, count=len(query)).astype(np.float32) * 2 - 1
-    first = np.argsort(-(signs @ query), kind="stable")[:candidates]
-    first.sort()
-    scores = rescored[first] @ query
-    return first[np.argsort(-scores, kind="stable")[:top]]
-
-
-def dequantised(vectors: np.ndarray) -> np.ndarray:
-    """``vectors`` as the page rescores a transformer's: its int8 rows, normalised (the query's dot product with
-    one is their cosine)."""
-    rows = int8_rows(vectors)[0].astype(np.float32)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows / np.where(norms == 0, 1, norms)
-
-
-def recall_at(vectors: np.ndarray, queries: np.ndarray, rescored: np.ndarray | None = None, top: int = TOP) -> float:
-    """Recall@``top`` of the page's search for ``queries`` (rescoring with ``rescored``, by default the int8
-    rows of ``vectors``) against exact fp32 search over ``vectors`` (rows normalised)."""
-    bits = sign_bits(vectors)
-    rescored = dequantised(vectors) if rescored is None else rescored
-    hits = 0
-    for query in queries:
-        exact = set(np.argsort(-(vectors @ query), kind="stable")[:top].tolist())
-        hits += len(exact & set(search_like_the_page(query, bits, rescored, top).tolist()))
-    return hits / (top * len(queries))

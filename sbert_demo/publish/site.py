@@ -2,21 +2,18 @@
 
 :func:`publish_map` writes, from a map the app or ``python -m sbert_demo map`` made (:mod:`sbert_demo.atlas`)::
 
-    index.html  atlas.css  atlas.js  atlas_site.js  site.json  README.md (a Static Space's front matter)
-    data/meta.json                      the corpus, its models, cluster names (the server's /atlas/api/<id>)
-    data/points-<m>.f32  data/clusters-<m>.u16  data/labels.u16     the arrays the page draws
-    data/texts/<c>.json.gz              sentences by chunks of :data:`CHUNK` rows (gzipped JSON), fetched when needed
-    data/csv.json                       the few cells a spreadsheet would run as formulas, as the export writes them
-    data/shared-<a>-<b>.u8  data/disagree-<a>-<b>.json   each pair of models compared (computed here once)
+    index.html  atlas.css  atlas.js  atlas_data.js  atlas_search.js    the map view's page (:mod:`sbert_demo.atlas.page`)
+    site.json  README.md (a Static Space's front matter)                its title and links (app, playground, talk)
+    data/...                            the map's own folder, copied as it is (:mod:`sbert_demo.atlas.store`), every
+                                        pair of its models compared first (:mod:`sbert_demo.atlas.compare`, kept)
     search/<m>/...  vendor/...          search by meaning in the page (:mod:`.search`) with a static model or a
                                         small transformer of the map; ONNX Runtime Web for the latter (:mod:`.vendor`)
     playground.html  playground.js      sentences typed by the visitor, compared under those models in the page
     talk/...                            the talk (:mod:`.talk`), with ``talk=True``
 
-The page is the app's map view (``ui/assets/atlas.*``) reading its data through ``atlas_site.js`` instead of
-the server: the selection's table, its counts per cluster, the word filter and the CSV are computed in the
-page from these files, as :class:`~sbert_demo.atlas.store.Atlas` computes them on the server. Nothing is
-fetched from anywhere else: no CDN, no server code, no build step where it is hosted.
+The page is the app's map view reading the same files: the selection's table, its counts per cluster, the word
+filter and the CSV are computed in the page (``atlas_data.js``), in the app as here. Nothing is fetched from
+anywhere else: no CDN, no server code, no build step where it is hosted.
 """
 
 from __future__ import annotations
@@ -28,20 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib import parse
 
-import numpy as np
-
 from ..atlas import compare
+from ..atlas.page import copy_page
 from ..atlas.store import Atlas, open_atlas
-from ..explore.exports import spreadsheet_safe
-from ..formatting import MISSING
 from . import folder
-from .packing import gzipped
 
-ASSETS = Path(__file__).resolve().parents[1] / "ui" / "assets"
-CHUNK = 2000  # sentences per text file: a hover or a table page fetches one or a few (~150 KB each)
-DISAGREE_TOP = 20
-PLAYGROUND = ("playground.html", "playground.js", "playground.css")  # where a model of the map searches
-FORMAT = "1"
+FORMAT = "2"
 # Cross-origin isolation, which a Static Space sends when its front matter asks (the page loads nothing from another
 # origin, so nothing is blocked): ONNX Runtime Web may then use several threads (SharedArrayBuffer) in MiniLM's search.
 ISOLATION_HEADERS = {"cross-origin-embedder-policy": "require-corp", "cross-origin-opener-policy": "same-origin",
@@ -125,28 +114,25 @@ def _publish(atlas: Atlas | None, target: folder.Target, app_url: str | None, se
 def _map(atlas: Atlas, staging: Path, app_url: str | None, search: bool, title: str | None, talk: bool,
          say: Progress) -> tuple[list, list[int], list[str]]:
     """The map's part of the folder: (the pairs of models compared, the models searched, why others are not)."""
-    data = staging / "data"
-    (data / "texts").mkdir(parents=True)
-    say(0.0, "the map's arrays")
-    _arrays(atlas, data)
-    say(0.05, "the sentences, in chunks")
-    _texts(atlas, data)
-    compared = compare.compare_all(atlas, lambda f, what: say(0.1 + 0.6 * f, what))  # kept ones are read
-    for (a, b), counts in compared.items():
-        _compared(atlas, data, a, b, counts)
-    pairs = list(compared)
+    pairs = list(compare.compare_all(atlas, lambda f, what: say(0.7 * f, what)))  # kept ones are read
+    say(0.7, "the map's files")
+    shutil.copytree(atlas.data, staging / "data", ignore=shutil.ignore_patterns(".*"))
     searched: list[int] = []
     notes: list[str] = []
     sizes: dict[str, int] = {}
     if search:
         from .search import first_download, publish_search
 
-        searched = publish_search(atlas, staging, lambda f, what: say(0.7 + 0.28 * f, what), notes.append)
+        searched = publish_search(atlas, staging, lambda f, what: say(0.72 + 0.26 * f, what), notes.append)
         sizes = {str(m): first_download(staging, m) for m in searched}
-    meta = {**atlas.meta, "site": FORMAT, "chunk": CHUNK, "pairs": [list(p) for p in pairs],
-            "search": searched, "search_bytes": sizes}
-    (data / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-    _page(staging, atlas, app_url, title or atlas.meta["name"], talk, playground=bool(searched))
+    (staging / "data" / "meta.json").write_text(json.dumps({**atlas.meta, "search": searched, "search_bytes": sizes}),
+                                                encoding="utf-8")
+    copy_page(staging, playground=bool(searched))
+    site = {"site": FORMAT, "map": atlas.id, "name": atlas.meta["name"], "title": title or atlas.meta["name"],
+            "app_url": app_url, "playground": bool(searched), "talk": talk}
+    (staging / "site.json").write_text(json.dumps(site, ensure_ascii=False), encoding="utf-8")
+    (staging / "README.md").write_text(space_readme(title or atlas.meta["name"], atlas.n,
+                                                    [m["label"] for m in atlas.models], talk), encoding="utf-8")
     return pairs, searched, notes
 
 
@@ -171,64 +157,6 @@ def check_app_url(app_url: str | None, flag: str = "--app-url") -> str | None:
         raise ValueError(f"{flag} must be an http(s) address, e.g. https://you-sbert-demo.hf.space/ "
                          f"({app_url[:80]!r} is not).")
     return app_url.strip()
-
-
-def _arrays(atlas: Atlas, data: Path) -> None:
-    for m in range(len(atlas.models)):
-        atlas.coords(m).astype("<f4").tofile(data / f"points-{m}.f32")
-        atlas.clusters(m).astype("<u2").tofile(data / f"clusters-{m}.u16")
-    labels = atlas.labels()
-    if labels is not None:
-        labels.astype("<u2").tofile(data / "labels.u16")
-
-
-def _texts(atlas: Atlas, data: Path) -> None:
-    """Sentences in chunks of :data:`CHUNK` (gzipped JSON: a third of the bytes), and the cells the CSV export
-    writes otherwise than shown (text a spreadsheet would run as a formula, as :meth:`Atlas.csv` keeps it:
-    ``data/csv.json``)."""
-    texts = atlas.texts()
-    unsafe: dict[str, str] = {}
-    for start in range(0, atlas.n, CHUNK):
-        chunk = texts.slice(start, CHUNK).to_pylist()
-        (data / "texts" / f"{start // CHUNK}.json.gz").write_bytes(gzipped(json.dumps(chunk, ensure_ascii=False).encode()))
-        for row, text in enumerate(chunk, start):
-            safe = spreadsheet_safe(text)
-            if safe != text:
-                unsafe[str(row)] = safe
-    names = atlas.meta.get("labels") or []
-    csv = {"rows": unsafe, "labels": [spreadsheet_safe(name) for name in names], "missing": MISSING,
-           "label_name": atlas.meta.get("label_name") or "label"}
-    (data / "csv.json").write_text(json.dumps(csv, ensure_ascii=False), encoding="utf-8")
-
-
-def _compared(atlas: Atlas, data: Path, a: int, b: int, counts: np.ndarray) -> None:
-    counts.astype("u1").tofile(data / f"shared-{a}-{b}.u8")
-    found = compare.disagreements(atlas, a, b, top=DISAGREE_TOP)
-    (data / f"disagree-{a}-{b}.json").write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
-
-
-def _page(folder: Path, atlas: Atlas, app_url: str | None, title: str, talk: bool = False,
-          playground: bool = False) -> None:
-    html = (ASSETS / "atlas.html").read_text(encoding="utf-8")
-    html = html.replace('href="/atlas/static/atlas.css"', 'href="atlas.css"')
-    html = html.replace('<script src="/atlas/static/atlas.js"></script>',
-                        '<script src="atlas_site.js"></script>\n<script src="atlas_search.js"></script>\n'
-                        '<script src="atlas.js"></script>')
-    home = (f'<a class="home" href="{_attribute(app_url)}" title="The app this map comes from">SBERT demo</a>'
-            if app_url else '<span class="home">SBERT demo</span>')
-    if playground:
-        home += ' <a class="home" href="playground.html" title="Type sentences and compare them under each model">Playground</a>'
-    if talk:
-        home += ' <a class="home" href="talk/" title="The talk: why siamese sentence embeddings beat naive ones">The talk</a>'
-    html = html.replace('<a class="home" href="/?tab=explore" title="Back to the app">SBERT demo</a>', home)
-    html = html.replace("<title>Corpus map · SBERT demo</title>", f"<title>{_text(title)} · corpus map</title>")
-    (folder / "index.html").write_text(html, encoding="utf-8")
-    for name in ("atlas.css", "atlas.js", "atlas_site.js", "atlas_search.js") + PLAYGROUND * playground:
-        shutil.copyfile(ASSETS / name, folder / name)
-    (folder / "site.json").write_text(json.dumps({"site": FORMAT, "map": atlas.id, "name": atlas.meta["name"]}),
-                                      encoding="utf-8")
-    (folder / "README.md").write_text(space_readme(title, atlas.n, [m["label"] for m in atlas.models], talk),
-                                      encoding="utf-8")
 
 
 def space_readme(title: str, sentences: int, models: Sequence[str], talk: bool = False) -> str:
@@ -264,10 +192,6 @@ def _markdown(value: str) -> str:
     """Text shown as itself in Markdown: its markup characters escaped, HTML's as entities."""
     escaped = "".join("\\" + c if c in "\\`*_{}[]()#+-.!|~" else c for c in value)
     return _text(escaped)
-
-
-def _attribute(value: str) -> str:
-    return _text(value).replace('"', "&quot;")
 
 
 def _text(value: str) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 Progress = Callable[[float, str], None]
-ASSETS = Path(__file__).resolve().parents[1] / "ui" / "assets"
+ASSETS = Path(__file__).resolve().parent / "assets"  # the talk page's own files
 PAGE_FILES = ("talk_site.js", "talk_site.css")
 # The QR code generator's scripts in the talk's page, left out where it was not vendored (no npm).
 QR_SCRIPTS = ('<script src="../vendor/qrcode.js"></script>\n', '<script src="../vendor/qrcode_UTF8.js"></script>\n')

@@ -170,7 +170,7 @@ def _map_view(result: CorpusMap, large: bool) -> str:
     if not result.succeeded:
         return ""
     atlas = publish(result)
-    href = f"/atlas?map={atlas.id}"
+    href = f"/atlas/?map={atlas.id}"
     link = (f'<p class="atlas-link"><a href="{href}" target="_blank" rel="noopener">Open the map view ↗</a> '
             "<span class=\"muted\">WebGL maps of every sentence: lasso a group in one model's map and see where it "
             "lands in the others, a linked table and CSV, and where two models' neighbourhoods disagree.</span></p>")
@@ -218,7 +218,7 @@ def _select_in_map_view(result: CorpusMap, found: dict, shown: list) -> str:
     """The link that selects a search's matches in the map view: every model's (a sentence any of them found),
     and it says whose they are."""
     matches = np.unique(np.concatenate([found[model.key][0][:LINKED_MATCHES] for model in shown]))
-    href = f"/atlas?map={publish(result).id}#rows={','.join(map(str, matches.tolist()))}"
+    href = f"/atlas/?map={publish(result).id}#rows={','.join(map(str, matches.tolist()))}"
     whose = "" if len(shown) == 1 else f" (the {len(matches):,} sentences any of {len(shown)} models found)"
     return (f'<p><a href="{html.escape(href)}" target="_blank" rel="noopener">Select them in the map view{whose} ↗'
             "</a></p>")

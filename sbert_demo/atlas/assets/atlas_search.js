@@ -119,7 +119,7 @@
 
   async function wordRows(model, ids) {  // the word table's rows of ``ids`` (sorted), dequantised as the graph did
     const spec = model.tokenizer, d = spec.word_dimension, table = new Float32Array(ids.length * d);
-    const chunks = await byChunk(ids, (chunk) => window.atlasSite.once(model.words, chunk, () => model.get(
+    const chunks = await byChunk(ids, (chunk) => window.atlasSource.once(model.words, chunk, () => model.get(
       chunkFile(model, "words", chunk, ".i8"), Int8Array, Math.min(ROWS_CHUNK, spec.words - chunk * ROWS_CHUNK) * d)));
     ids.forEach((id, i) => {
       const rows = chunks.get(Math.floor(id / ROWS_CHUNK)), base = (id % ROWS_CHUNK) * d, scale = model.wordScales[id];
@@ -141,11 +141,11 @@
           try {  // its WebAssembly, kept gzipped in the folder (3.7 MB instead of 14.2)
             const response = await fetch(name);
             if (!response.ok) throw new Error(name);
-            ort.env.wasm.wasmBinary = await window.atlasSite.gunzipped(await response.arrayBuffer());
-          } catch (error) { reject(window.atlasSite.damaged(name)); return; }
+            ort.env.wasm.wasmBinary = await window.atlasSource.gunzipped(await response.arrayBuffer());
+          } catch (error) { reject(window.atlasSource.damaged(name)); return; }
           resolve(ort);
         };
-        script.onerror = () => reject(window.atlasSite.damaged("vendor/ort.wasm.min.js"));
+        script.onerror = () => reject(window.atlasSource.damaged("vendor/ort.wasm.min.js"));
         document.head.append(script);
       });
       runtime.loading.catch(() => { runtime.loading = null; });
@@ -154,7 +154,7 @@
   }
 
   async function files(m) {  // what embeds a query with model m (the corpus's vectors come with the first search)
-    const site = window.atlasSite;
+    const site = window.atlasSource;
     const folder = `search/${m}/`;
     const get = async (name, Type, length) => {
       let response;
@@ -186,7 +186,7 @@
   }
 
   function corpus(m, n) {  // model m with the corpus's signs, fetched once
-    return window.atlasSite.once(corpora, m, async () => {
+    return window.atlasSource.once(corpora, m, async () => {
       const found = await model(m);
       const bits = await found.get("bits.u8", Uint8Array, n * found.bytes);
       return Object.assign(found, { bits, n });
@@ -196,16 +196,16 @@
   async function tokens(model, chunk, count) {  // a static model's chunk: each sentence's token ids
     const name = chunkFile(model, "tokens", chunk, ".u16"), buffer = await model.get(name, ArrayBuffer);
     const head = (count + 1) * 4;
-    if (buffer.byteLength < head) throw window.atlasSite.damaged(model.folder + name);
+    if (buffer.byteLength < head) throw window.atlasSource.damaged(model.folder + name);
     const offsets = new Uint32Array(buffer, 0, count + 1);
-    if (offsets[0] !== 0 || head + offsets[count] * 2 !== buffer.byteLength) throw window.atlasSite.damaged(model.folder + name);
+    if (offsets[0] !== 0 || head + offsets[count] * 2 !== buffer.byteLength) throw window.atlasSource.damaged(model.folder + name);
     const ids = new Uint16Array(buffer, head, offsets[count]);
     return Array.from({ length: count }, (_, i) => ids.subarray(offsets[i], offsets[i + 1]));
   }
 
   function chunkOf(model, chunk) {  // what the candidates of one chunk are rescored with, fetched once
     const count = Math.min(ROWS_CHUNK, model.n - chunk * ROWS_CHUNK);
-    return window.atlasSite.once(model.chunks, chunk, () => (model.engine === "graph"
+    return window.atlasSource.once(model.chunks, chunk, () => (model.engine === "graph"
       ? model.get(chunkFile(model, "rows", chunk, ".i8"), Int8Array, count * model.dimension)
       : tokens(model, chunk, count)));
   }
@@ -281,5 +281,5 @@
     },
   };
 
-  function model(m) { return window.atlasSite.once(loaded, m, () => files(m)); }
+  function model(m) { return window.atlasSource.once(loaded, m, () => files(m)); }
 })();

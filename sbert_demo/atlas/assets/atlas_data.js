@@ -1,21 +1,22 @@
-// A published map (python -m sbert_demo publish): the map view's data read from the folder's files instead of
-// the app's server. What the server computes per request is computed here the same way (sbert_demo/atlas/
-// store.py): a selection's table page, its word filter and its counts per cluster, a sentence with its
-// clusters, the CSV export; shared neighbours and where the models disagree were written at publish time.
-// Sentences come in chunks (data/texts/<c>.json.gz, gzipped JSON), fetched when a hover, a table page or a filter needs them.
+// A map's data, read from its folder's files (sbert_demo/atlas/store.py), the same in the app (served at
+// /atlas/data/<id>/) and in a published folder (data/): points, clusters and labels as binary arrays, sentences
+// in chunks (texts/<c>.json.gz, gzipped JSON) fetched when a hover, a table page or a filter needs them. What a
+// visitor's selection asks is computed here, and only here: its table page, the word filter, its counts per
+// cluster, its CSV. Two models' comparison is a file too; where it is missing, the app is asked to write it.
 "use strict";
-(() => {
-  const DATA = "data/";
+window.atlasData = ({ base, api }) => {
   let meta = null, csv = null;
   const clusters = [], chunks = new Map();
   let labels = null;
 
-  const damaged = (name) => new Error(`This published map is incomplete: ${name} is missing or damaged. `
-    + "Publish the map again (python -m sbert_demo publish) and upload the whole folder.");
+  const damaged = (name) => new Error(api
+    ? `This map's file ${name} is missing on the server (its cache may have been cleared): map the corpus again in Explore → Corpus map.`
+    : `This published map is incomplete: ${name} is missing or damaged. `
+      + "Publish the map again (python -m sbert_demo publish) and upload the whole folder.");
 
-  async function fetched(name) {
+  async function fetched(name, path = base) {
     let response;
-    try { response = await fetch(DATA + name); } catch (error) { throw damaged(name); }
+    try { response = await fetch(path + name); } catch (error) { throw damaged(name); }
     if (!response.ok) throw damaged(name);
     return response;
   }
@@ -25,7 +26,7 @@
     try { return await response.json(); } catch (error) { throw damaged(name); }
   }
 
-  async function packedJson(name) {  // a gzipped JSON file (sbert_demo/publish/packing.py)
+  async function packedJson(name) {  // a gzipped JSON file
     const buffer = await (await fetched(name)).arrayBuffer();
     try { return JSON.parse(new TextDecoder().decode(await gunzipped(buffer))); } catch (error) { throw damaged(name); }
   }
@@ -36,8 +37,8 @@
     return new Type(buffer);
   }
 
-  async function gunzipped(buffer) {  // a file the folder keeps gzipped (sbert_demo/publish/packing.py), unpacked;
-    // as it is where the host already unpacked it (sent with Content-Encoding: gzip)
+  async function gunzipped(buffer) {  // a file the folder keeps gzipped, unpacked; as it is where the host already
+    // unpacked it (sent with Content-Encoding: gzip)
     const head = new Uint8Array(buffer, 0, Math.min(2, buffer.byteLength));
     if (head[0] !== 0x1f || head[1] !== 0x8b) return buffer;
     return new Response(new Blob([buffer]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
@@ -68,19 +69,24 @@
   const labelOf = (row) => (labels && meta.labels ? meta.labels[labels[row]] : null);
   const wordsOf = (m, cluster) => (meta.models[m].clusters.find((c) => c.cluster === cluster) || { words: [] }).words;
 
-  // A word of the filter at the start of a word in every script; scripts without spaces match anywhere
-  // (store.py's word_start).
-  const UNSPACED = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}]/u;
+  // The word filter: each word of the query at the start of a word of the sentence, in any case and any script;
+  // scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, and the marks written with
+  // them) and emoji match anywhere. An emoji is a word of its own ("🐶"), kept whole with its joiners and
+  // modifiers ("👨‍👩‍👧"); so are the letters of a script written without spaces.
+  const UNSPACED = "\\p{Script_Extensions=Han}\\p{Script_Extensions=Hiragana}\\p{Script_Extensions=Katakana}"
+    + "\\p{Script_Extensions=Thai}\\p{Script_Extensions=Lao}\\p{Script_Extensions=Khmer}\\p{Script_Extensions=Myanmar}";
+  const EMOJI = "\\p{Extended_Pictographic}(?:[\\u{FE0F}\\u{20E3}\\p{Emoji_Modifier}]|\\u{200D}\\p{Extended_Pictographic})*"
+    + "|\\p{Regional_Indicator}{1,2}";
+  const WORD = new RegExp(`${EMOJI}|[${UNSPACED}\\p{M}]+|[\\p{L}\\p{N}\\p{M}_]+`, "gu");
+  const ANYWHERE = new RegExp(`^(?:${EMOJI}|[${UNSPACED}])`, "u");
   const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  function wordStart(word) {
-    const escaped = escapeRegExp(word);
-    return new RegExp(UNSPACED.test(word) ? escaped : `(?:^|[^\\p{L}\\p{N}\\p{M}_])${escaped}`, "iu");
-  }
+  const wordStart = (word) => new RegExp(ANYWHERE.test(word) ? escapeRegExp(word)
+    : `(?:^|[^\\p{L}\\p{N}\\p{M}_])${escapeRegExp(word)}`, "iu");
+  const words = (query) => (query || "").toLowerCase().match(WORD) || [];
 
   async function matching(rows, query) {
-    const words = (query || "").toLowerCase().match(/[\p{L}\p{N}_]+/gu) || [];
-    if (!words.length || !rows.length) return rows;
-    const patterns = words.map(wordStart);
+    const patterns = words(query).map(wordStart);
+    if (!patterns.length || !rows.length) return rows;
     const found = await texts(rows);
     return rows.filter((row, i) => patterns.every((pattern) => pattern.test(found[i])));
   }
@@ -96,20 +102,32 @@
     });
   }
 
-  function sorted(rows) {
-    return Array.from(new Set(Array.from(rows, Number))).sort((x, y) => x - y);
-  }
+  const sorted = (rows) => Array.from(new Set(Array.from(rows, Number))).sort((x, y) => x - y);
 
-  function cell(value) {  // Python's csv module: quoted when it holds a comma, a quote or a line break
+  function cell(value) {  // as Python's csv module writes it: quoted when it holds a comma, a quote or a line break
     const text = String(value);
     return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   }
 
-  window.atlasSite = {
+  async function asked(response) {  // the app's answer, or its sentence as an error
+    if (response.ok) return response.json();
+    let sentence = `The server answered ${response.status}.`;
+    try { sentence = (await response.json()).error || sentence; } catch (e) { /* not JSON */ }
+    throw new Error(sentence);
+  }
+
+  return {
     async meta() {
-      meta = await json("meta.json");
+      try { meta = await json("meta.json"); } catch (error) {
+        throw api ? error : new Error("There is no map here: open one from the app (Explore → Corpus map → "
+          + "“Open the map view”), or publish one (python -m sbert_demo publish).");
+      }
       if (!meta || !Array.isArray(meta.models) || !Number.isInteger(meta.n)) throw damaged("meta.json");
       return meta;
+    },
+    async site() {  // a published folder's own links (its app, playground, talk); none in the app
+      if (api) return null;
+      try { const response = await fetch("site.json"); return response.ok ? await response.json() : null; } catch (e) { return null; }
     },
     async points(m) { return binary(`points-${m}.f32`, Float32Array, 2 * meta.n); },
     async clusters(m) { clusters[m] = await binary(`clusters-${m}.u16`, Uint16Array, meta.n); return clusters[m]; },
@@ -129,7 +147,7 @@
       return { count: rows.length, matching: shown.length, page, pages, counts: counts(rows),
         rows: chosen.map((row, i) => ({ row, text: found[i], label: labelOf(row), clusters: meta.models.map((_, m) => clusters[m][row]) })) };
     },
-    async exported(rows) {  // what the server's /export writes (store.py's Atlas.csv), byte for byte
+    async exported(rows) {  // row, sentence, label, each model's cluster; formula-like cells as csv.json keeps them
       rows = sorted(rows);
       if (!rows.length) throw new Error("Select some sentences first (lasso or box on a map), then export them.");
       csv = csv || await json("csv.json");
@@ -142,9 +160,17 @@
       });
       return new Blob([lines.join("\r\n") + "\r\n"], { type: "text/csv" });
     },
-    async shared(a, b) { return binary(`shared-${a}-${b}.u8`, Uint8Array, meta.n); },
-    async working() { return null; },  // computed at publish time: nothing is under way here
+    async shared(a, b) {  // per sentence, how many of its 10 nearest neighbours a and b share
+      const name = `shared-${a}-${b}.u8`;
+      if (api && !(await fetch(base + name, { method: "HEAD" })).ok) {
+        await asked(await fetch(`${api}/compare/${a}/${b}`, { method: "POST" }));  // the app writes it, once
+      }
+      return binary(name, Uint8Array, meta.n);
+    },
+    async working(a, b) {  // how far the app is in writing a comparison (null: nothing under way)
+      return api ? asked(await fetch(`${api}/working/${a}/${b}`)) : null;
+    },
     async disagree(a, b) { return json(`disagree-${a}-${b}.json`); },
-    texts, damaged, once, gunzipped,
+    texts, damaged, once, gunzipped, words,
   };
-})();
+};

@@ -69,7 +69,8 @@
 
   async function start() {
     try {
-      meta = await window.atlasSite.meta();
+      window.atlasSource = window.atlasData({ base: "data/", api: null });
+      meta = await window.atlasSource.meta();
       if (!Array.isArray(meta.search) || !meta.search.length) throw new Error("This map was published without search: no model can embed sentences in this page.");
     } catch (error) { say(error.message, "error"); document.body.dataset.ready = "error"; return; }
     $("#title").textContent = `Sentence playground · ${meta.search.map((m) => meta.models[m].key || meta.models[m].label).join(" and ")}`;

@@ -8,7 +8,6 @@
 (() => {
   const params = new URLSearchParams(location.search);
   const mapId = params.get("map") || "";
-  const API = `/atlas/api/${encodeURIComponent(mapId)}`;
   const $ = (selector) => document.querySelector(selector);
   const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
     "#9c755f", "#86bcb6", "#d37295", "#8cd17d", "#b6992d", "#499894", "#f1ce63", "#a0cbe8", "#ffbe7d",
@@ -37,31 +36,10 @@
     box.className = kind;
   }
 
-  async function answer(response) {
-    if (response.ok) return response;
-    let sentence = `The server answered ${response.status}.`;
-    try { sentence = (await response.json()).error || sentence; } catch (e) { /* not JSON */ }
-    throw new Error(sentence);
-  }
-
-  const getJSON = async (url, options) => (await answer(await fetch(url, options))).json();
-  const getBinary = async (url, Type) => new Type(await (await answer(await fetch(url))).arrayBuffer());
-  const binaryBody = (rows) => ({ method: "POST", body: rows, headers: { "Content-Type": "application/octet-stream" } });
-
-  // Where the map's data comes from: the app's server, or a published folder's files (atlas_site.js, which
-  // computes in the page what the server would have answered). The same questions either way.
-  const source = window.atlasSite || {
-    meta: () => getJSON(API),
-    points: (m) => getBinary(`${API}/points/${m}`, Float32Array),
-    clusters: (m) => getBinary(`${API}/clusters/${m}`, Uint16Array),
-    labels: () => getBinary(`${API}/labels`, Uint16Array),
-    sentence: (row) => getJSON(`${API}/sentence/${row}`),
-    selection: (rows, page, size, q) => getJSON(`${API}/selection?${new URLSearchParams({ page, size, q })}`, binaryBody(rows)),
-    exported: async (rows) => (await answer(await fetch(`${API}/export`, binaryBody(rows)))).blob(),
-    shared: (a, b) => getBinary(`${API}/shared/${a}/${b}`, Uint8Array),
-    working: (a, b) => getJSON(`${API}/working/${a}/${b}`),
-    disagree: (a, b) => getJSON(`${API}/disagree/${a}/${b}?top=20`),
-  };
+  // Where the map's files are: data/<id>/ beside the app's page (/atlas/data/<id>/), data/ in a published folder.
+  // The app also writes a comparison of two models that is not there yet (api/<id>/compare).
+  const source = window.atlasSource = window.atlasData(mapId
+    ? { base: `data/${encodeURIComponent(mapId)}/`, api: `api/${encodeURIComponent(mapId)}` } : { base: "data/", api: null });
 
   function el(tag, attrs = {}, ...children) {
     const node = document.createElement(tag);
@@ -752,13 +730,24 @@
     });
   }
 
+  function showLinks(site) {  // a published folder's links: its app (--app-url), the playground, the talk
+    if (!site) return;
+    const links = [site.app_url ? el("a", { class: "home", href: site.app_url, title: "The app this map comes from", text: "SBERT demo" })
+      : el("span", { class: "home", text: "SBERT demo" })];
+    if (site.playground) links.push(el("a", { class: "home", href: "playground.html", title: "Type sentences and compare them under each model", text: "Playground" }));
+    if (site.talk) links.push(el("a", { class: "home", href: "talk/", title: "The talk: why siamese sentence embeddings beat naive ones", text: "The talk" }));
+    $("#home").replaceChildren(...links);
+  }
+
   async function start() {
-    if (!window.atlasSite && !/^[0-9a-f]{16,64}$/.test(mapId)) {
-      say("Open a map from the app: Explore → Corpus map → Map the corpus, then “Open the map view”.", "error");
+    if (mapId && !/^[0-9a-f]{16,64}$/.test(mapId)) {
+      say("That is not a map's id: open a map from the app (Explore → Corpus map → “Open the map view”).", "error");
       return;
     }
     const meta = state.meta = await source.meta();
-    document.title = `${meta.name} · corpus map`;
+    const site = await source.site();
+    showLinks(site);
+    document.title = `${(site && site.title) || meta.name} · corpus map`;
     $("#title").textContent = `${meta.name} · ${meta.n.toLocaleString()} sentences`;
     const loaded = await Promise.all(meta.models.map((model, m) => Promise.all([
       source.points(m), source.clusters(m)])));
