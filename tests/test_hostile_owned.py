@@ -23,7 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import gradio as gr
 import numpy as np
 import pytest
 import yaml
@@ -468,20 +467,3 @@ def test_a_room_link_counts_the_boards_sentences_at_once(store, monkeypatch: pyt
         store.add(board.code, f"Sentence number {i} from the room.", sender=phone(i), now=time.time())
     status = talk.room_status({"code": board.code, "secret": board.secret, "base": "http://127.0.0.1:7860/"})
     assert '<span class="stat-value">6</span> sentences on board' in status
-
-
-def test_a_negative_sentence_number_is_judged_against_the_corpus(isolated) -> None:
-    from starlette.applications import Starlette
-    from starlette.testclient import TestClient
-
-    from sbert_demo.atlas.store import Atlas
-    from sbert_demo.ui import atlas as atlas_routes
-
-    rng = np.random.default_rng(0)
-    atlas = Atlas.of_arrays("c.csv", [f"s {i}" for i in range(12)], {"glove-6b-50d": rng.normal(size=(12, 2))},
-                            {"glove-6b-50d": rng.integers(0, 2, 12)})
-    client = TestClient(Starlette(routes=atlas_routes.routes()))
-    for rows in ([-1], [3, -7], [12]):
-        answer = client.post(f"/atlas/api/{atlas.id}/selection", json={"rows": rows})
-        assert answer.status_code == 400
-        assert "Sentence numbers run from 0 to 11" in answer.text, answer.text

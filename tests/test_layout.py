@@ -232,3 +232,53 @@ def test_every_requirement_is_imported_or_says_why_it_is_there() -> None:
     unexplained = [name for name in required if name not in used and name not in INDIRECT_REQUIREMENTS]
     assert unexplained == [], f"required but never imported: {unexplained}"
     assert set(INDIRECT_REQUIREMENTS) <= set(required)
+
+
+def reads_across_packages(source: str, home: str) -> list[str]:
+    """Paths in ``source`` (a module of package ``home``) built from ``Path(__file__)`` that climb out of its own
+    folder into another package's folder (``Path(__file__).parents[1] / "ui" / "assets"``)."""
+    found = []
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+
+    def climbed(node: ast.AST) -> int:  # how many folders above the module's own ``node`` reaches; -1: not __file__
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Path" and node.args \
+                and getattr(node.args[0], "id", "") == "__file__":
+            return 0
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "resolve":
+            return climbed(node.func.value)
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            up = climbed(node.value)
+            return up + 1 if up >= 0 else -1
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
+            up = climbed(node.value.value)
+            return up + 1 + node.slice.value if up >= 0 and isinstance(node.slice, ast.Constant) else -1
+        return -1
+
+    def parts(node: ast.AST) -> tuple[ast.AST, list[str]]:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            base, names = parts(node.left)
+            return base, names + ([node.right.value] if isinstance(node.right, ast.Constant) else ["?"])
+        return node, []
+
+    tree = ast.parse(source)
+    inner = {id(n.left) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and id(node) not in inner:
+            base, names = parts(node)
+            up = climbed(base)  # 1: the module's own package folder; 2: sbert_demo/; 3: the repository
+            if up == 2 and names and names[0] in packages - {home}:
+                found.append("/".join(names))
+            if up == 3 and names[:1] == ["sbert_demo"]:
+                found.append("/".join(names))
+    return found
+
+
+def test_no_module_reads_another_packages_files_by_path() -> None:
+    """A page's files live with the package that serves or writes them: one package reading another's folder by
+    path (``publish`` copying ``ui/assets``) hides a dependency the import graph cannot see."""
+    assert reads_across_packages('A = Path(__file__).resolve().parents[1] / "ui" / "assets"', "publish") == ["ui/assets"]
+    assert reads_across_packages('A = Path(__file__).parent.parent / "atlas" / "x.js"', "ui") == ["atlas/x.js"]
+    assert reads_across_packages('A = Path(__file__).resolve().parent / "assets"', "publish") == []
+    found = {name: reads_across_packages(path.read_text(encoding="utf-8"), group(name) or name)
+             for name, path in MODULES.items()}
+    assert not {name: paths for name, paths in found.items() if paths}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -184,7 +185,7 @@ def open_site(browser, url: str, size=(1366, 768), ready: str = "body[data-ready
 
 def test_the_folder_holds_the_page_its_data_and_a_static_spaces_front_matter(published: Published) -> None:
     folder = published.folder
-    for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css", "data/meta.json",
+    for name in ("index.html", "atlas.js", "atlas_data.js", "atlas_search.js", "atlas.css", "data/meta.json",
                  "data/points-0.f32", "data/clusters-1.u16", "data/labels.u16", "data/texts/0.json.gz", "data/csv.json",
                  "data/shared-0-1.u8", "data/disagree-0-1.json", "search/0/tokenizer.json", "search/0/bits.u8",
                  "search/0/table.i8", "search/0/tokens/0/0.u16", "search/1/model.onnx.gz", "search/1/bits.u8",
@@ -204,11 +205,19 @@ def test_the_folder_holds_the_page_its_data_and_a_static_spaces_front_matter(pub
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("---\n") and "\nsdk: static\n" in readme and "\napp_file: index.html\n" in readme
     meta = json.loads((folder / "data" / "meta.json").read_text(encoding="utf-8"))
-    assert meta["n"] == N and meta["search"] == [0, 1] and meta["pairs"] == [[0, 1]]
+    assert meta["n"] == N and meta["search"] == [0, 1]
+    assert {**meta, "search": None, "search_bytes": None} == {**published.atlas.meta, "search": None, "search_bytes": None}
+    for name in ("points-0.f32", "clusters-1.u16", "labels.u16", "texts/0.json.gz", "csv.json", "shared-0-1.u8"):
+        assert (folder / "data" / name).read_bytes() == (published.atlas.data / name).read_bytes(), name  # copied
+    site = json.loads((folder / "site.json").read_text(encoding="utf-8"))
+    assert site["app_url"] == "http://127.0.0.1:7860/" and site["playground"] is True and site["talk"] is False
+    from sbert_demo.atlas.page import ASSETS
+
+    assert (folder / "index.html").read_bytes() == (ASSETS / "atlas.html").read_bytes()  # the app's page, as it is
     assert 10e6 < meta["search_bytes"]["1"] < 25e6 and meta["search_bytes"]["0"] < meta["search_bytes"]["1"]
     chunk = json.loads(gzip.decompress((folder / "data" / "texts" / "0.json.gz").read_bytes()))  # gzipped: the page unpacks
     assert chunk == published.sentences[: meta["chunk"]]
-    for name in ("index.html", "atlas.js", "atlas_site.js", "atlas_search.js", "atlas.css"):
+    for name in ("index.html", "atlas.js", "atlas_data.js", "atlas_search.js", "atlas.css"):
         text = (folder / name).read_text(encoding="utf-8")
         assert "://" not in text.replace("http://127.0.0.1:7860/", ""), f"{name} names another address"
     other = published.folder.parent / "not-a-site"
@@ -247,22 +256,20 @@ def test_the_page_draws_hovers_lassoes_filters_exports_and_compares_from_its_fil
         page.wait_for_selector("#selection:not([hidden])")
         assert page.inner_text("#sel-title").startswith(f"{len(expected):,} sentences selected in ")
         shown = [int(r) for r in page.eval_on_selector_all("#table tr[data-row]", "rs => rs.map(r => r.dataset.row)")]
-        server = atlas.selection(expected, page=0, size=50)
-        assert shown == [r["row"] for r in server["rows"]]
-        first_chips = page.inner_text("#counts")
-        assert server["counts"][0]["model"] in first_chips
+        assert shown == expected[:50].tolist()
+        assert atlas.models[0]["label"] in page.inner_text("#counts")
         assert page.evaluate(TEXT_PROBLEMS) == [], size
         ARTIFACTS.mkdir(exist_ok=True)
         capture(page, ARTIFACTS / f"site-{size[0]}x{size[1]}.png")  # look at them
         if size == (1366, 768):
             page.fill("#filter", "man")
-            wanted = atlas.selection(expected, page=0, size=50, query="man")
-            page.wait_for_function(f"document.querySelector('#page').innerText.includes('{wanted['matching']:,} shown')")
+            wanted = with_word(published.sentences, expected, "man")
+            page.wait_for_function(f"document.querySelector('#page').innerText.includes('{len(wanted):,} shown')")
             shown = [int(r) for r in page.eval_on_selector_all("#table tr[data-row]", "rs => rs.map(r => r.dataset.row)")]
-            assert shown == [r["row"] for r in wanted["rows"]] and 0 < wanted["matching"] < len(expected)
+            assert shown == wanted[:50] and 0 < len(wanted) < len(expected)
             with page.expect_download() as started:
                 page.click("#export")
-            assert Path(started.value.path()).read_bytes() == atlas.csv(expected).encode("utf-8")  # the app's /export
+            assert Path(started.value.path()).read_bytes() == csv_of(atlas, expected)
             page.select_option("#colour", "shared")
             page.wait_for_function("atlas.state.shared && atlas.state.colour === 'shared'")
             assert page.evaluate("Array.from(atlas.state.shared)") == published.shared.tolist()
@@ -272,6 +279,86 @@ def test_the_page_draws_hovers_lassoes_filters_exports_and_compares_from_its_fil
             assert rows == [r["row"] for r in published.disagree["rows"]]
         assert left == [] and errors == [], (left, errors)
         context.close()
+
+
+def with_word(sentences: list[str], rows, word: str) -> list[int]:
+    """The rows whose sentence has ``word`` at a word's start, any case (the page's rule, for English words)."""
+    return [int(r) for r in rows if re.search(rf"(?:^|[^\w]){re.escape(word)}", sentences[r], re.IGNORECASE)]
+
+
+def csv_of(atlas, rows) -> bytes:
+    """A selection's CSV as the page should write it, by Python's csv module: row, sentence, label, each model's
+    cluster, formula-like text kept as text."""
+    import csv
+    import io
+
+    from sbert_demo.explore.exports import spreadsheet_safe
+
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["row", "sentence", atlas.meta["label_name"], *[f"cluster ({m['label']})" for m in atlas.models]])
+    texts, labels = atlas.texts(), atlas.labels()
+    for row in rows:
+        writer.writerow([row, spreadsheet_safe(texts[row]), spreadsheet_safe(atlas.meta["labels"][labels[row]]),
+                         *[atlas.clusters(m)[row] for m in range(len(atlas.models))]])
+    return out.getvalue().encode("utf-8")
+
+
+APP = """
+import sys, uvicorn
+from starlette.applications import Starlette
+from sbert_demo.ui.atlas import routes
+uvicorn.run(Starlette(routes=routes()), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+"""
+
+
+def test_the_app_and_the_published_folder_show_the_same_table_counts_and_csv(
+        browser, published: Published, static_server: str) -> None:
+    """One map view: the app's /atlas/ (its routes in a process of their own, on this module's cache) and the
+    published folder on python -m http.server, the same lasso and the same word filter: the same table, the
+    same counts and a byte-identical CSV, each what Python works out from the map's files."""
+    atlas = published.atlas
+    port = free_port()
+    app = subprocess.Popen([sys.executable, "-c", APP, str(port)], cwd=REPO,
+                           env={**os.environ, "SBERT_DEMO_CACHE": str(published.cache)})
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url + f"atlas/data/{atlas.id}/meta.json", timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and app.poll() is None, "the app's routes did not start"
+                time.sleep(0.2)
+        polygon = [[-0.7, -0.7], [0.6, -0.6], [0.7, 0.5], [-0.6, 0.7]]
+        expected = inside(atlas.coords(1).reshape(-1, 2), polygon)
+        wanted = with_word(published.sentences, with_word(published.sentences, expected, "man"), "a")  # both words
+        seen = {}
+        for where, (base, path) in {"app": (url, f"atlas/?map={atlas.id}"), "site": (static_server, "")}.items():
+            context, page, left, errors = open_site(browser, base, path=path)
+            assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
+            page.evaluate(f"atlas.lasso(1, {polygon})")
+            page.wait_for_selector("#selection:not([hidden])")
+            page.fill("#filter", "a man")
+            page.wait_for_function(f"document.querySelector('#page').innerText.includes('{len(wanted):,} shown')")
+            with page.expect_download() as started:
+                page.click("#export")
+            seen[where] = {"title": page.inner_text("#sel-title"), "counts": page.inner_text("#counts"),
+                           "table": page.inner_text("#table"), "page": page.inner_text("#page"),
+                           "rows": [int(r) for r in page.eval_on_selector_all("#table tr[data-row]",
+                                                                                "rs => rs.map(r => r.dataset.row)")],
+                           "csv": Path(started.value.path()).read_bytes()}
+            assert left == [] and errors == [], (where, left, errors)
+            context.close()
+        assert seen["app"] == seen["site"]
+        assert seen["app"]["rows"] == wanted[:50] and seen["app"]["csv"] == csv_of(atlas, expected)
+        top = np.bincount(atlas.clusters(0)[expected]).max()  # the first model's largest cluster in the lasso
+        assert f"{round(100 * top / len(expected))}%" in seen["app"]["counts"].split("\n")[0]
+        assert 0 < len(wanted) < len(expected)
+    finally:
+        app.terminate()
+        app.wait(10)
 
 
 def test_search_by_meaning_runs_in_the_page_as_python_would(browser, published: Published, static_server: str) -> None:

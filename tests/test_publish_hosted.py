@@ -47,7 +47,7 @@ def test_a_million_sentence_site_keeps_every_folder_within_the_hubs_limits(tmp_p
 def test_the_page_finds_a_chunk_where_the_writer_put_it() -> None:
     """The page's rule (atlas_search.js, chunkFile) is the writer's (chunk_name), with the count it reads from
     tokenizer.json."""
-    script = (Path(__file__).resolve().parents[1] / "sbert_demo" / "ui" / "assets" / "atlas_search.js").read_text()
+    script = (Path(__file__).resolve().parents[1] / "sbert_demo" / "atlas" / "assets" / "atlas_search.js").read_text()
     assert "`${kind}/${Math.floor(chunk / (model.tokenizer.per_folder || 1000))}/${chunk}${suffix}`" in script
     assert FILES_PER_FOLDER == 1000
     for chunk in (0, 999, 1000, 15_624):
