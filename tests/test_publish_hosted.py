@@ -17,7 +17,7 @@ import pytest
 
 from sbert_demo.publish.folder import HUB_FILES_LIMIT, HUB_FOLDER_LIMIT, layout
 from sbert_demo.publish.search import FILES_PER_FOLDER, ROWS_CHUNK, chunk_name, write_chunks, write_tokens
-from sbert_demo.publish.site import CHUNK
+from sbert_demo.atlas.store import CHUNK
 
 N = 1_000_000
 
@@ -26,7 +26,7 @@ def test_a_million_sentence_site_keeps_every_folder_within_the_hubs_limits(tmp_p
     site = tmp_path / "site"
     texts = site / "data" / "texts"
     texts.mkdir(parents=True)
-    for chunk in range(math.ceil(N / CHUNK)):  # the sentences, as site._texts names them
+    for chunk in range(math.ceil(N / CHUNK)):  # the sentences, as the map's folder names them (atlas/store.py)
         (texts / f"{chunk}.json.gz").touch()
     minilm, static = site / "search" / "1", site / "search" / "0"
     minilm.mkdir(parents=True)

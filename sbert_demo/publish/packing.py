@@ -1,7 +1,7 @@
 """Large files a published page fetches whole, stored gzipped: the page unpacks them itself
-(``DecompressionStream``, ``atlas_site.js``'s ``gunzipped``), so the folder and the visitor's download are
+(``DecompressionStream``, ``atlas_data.js``'s ``gunzipped``), so the folder and the visitor's download are
 smaller on any host, whether or not it compresses what it serves (ONNX Runtime Web's WebAssembly: 14.2 MB,
-3.7 MB gzipped; MiniLM's graph for the page: 11.7 MB, 10.3 MB; the sentences' chunks: a third).
+3.7 MB gzipped; MiniLM's graph for the page: 11.7 MB, 10.3 MB).
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -16,11 +16,6 @@ from __future__ import annotations
 import gzip
 import shutil
 from pathlib import Path
-
-
-def gzipped(data: bytes) -> bytes:
-    """``data`` gzipped, the same bytes for the same data (no time stamp in the header)."""
-    return gzip.compress(data, compresslevel=9, mtime=0)
 
 
 def gzip_file(source: Path, target: Path | None = None) -> Path:
