@@ -25,10 +25,12 @@ from packaging.requirements import Requirement
 
 import early
 
-# How a ZeroGPU Space's interpreter answers environment markers (hub-docs spaces-zerogpu.md: CPython 3.10.13).
+# How a ZeroGPU Space's interpreters answer environment markers (hub-docs spaces-zerogpu.md: CPython 3.10.13 or
+# 3.12.12).
 ZERO_GPU_PYTHON = {"python_version": "3.10", "python_full_version": "3.10.13", "implementation_name": "cpython",
                    "platform_python_implementation": "CPython", "sys_platform": "linux", "platform_system": "Linux",
                    "platform_machine": "x86_64", "os_name": "posix"}
+ZERO_GPU_PYTHON_312 = {**ZERO_GPU_PYTHON, "python_version": "3.12", "python_full_version": "3.12.12"}
 # How this machine's interpreter answers them for the set installed here (3.11).
 HERE = {**ZERO_GPU_PYTHON, "python_version": "3.11", "python_full_version": "3.11.2"}
 REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements.txt"

@@ -1,9 +1,10 @@
-"""One requirements.txt for every Space: the lines marked ``python_version < "3.11"`` are the set for CPython
-3.10, the one Python ZeroGPU runs (hub-docs spaces-zerogpu.md: 3.10.13, PyTorch 2.1 to 2.8).
+"""One requirements.txt for every Space. ZeroGPU runs CPython 3.12.12 or 3.10.13 with PyTorch 2.8 to 2.11
+(hub-docs spaces-zerogpu.md): on 3.12 the set is 3.11's with ZeroGPU's torch; the lines marked
+``python_version < "3.11"`` are the set for 3.10.
 
-* Both sets name the same packages, each once (fast).
-* pip's own resolver, asked for CPython 3.10 on manylinux x86_64 with wheels only, installs the 3.10 set
-  (slow: it reads the index, about 12 s; no 3.10 interpreter is needed). The wheels' metadata is read with HTTP
+* The sets name the same packages, each once (fast).
+* pip's own resolver, asked for CPython 3.12 and 3.10 on manylinux x86_64 with wheels only, installs each set
+  (slow: it reads the index, about 12 s each; no 3.12 or 3.10 interpreter is needed). The wheels' metadata is read with HTTP
   range requests (pip's fast-deps): the registry serves no separate metadata files, so pip would otherwise
   download every wheel whole, 3 GB with torch 2.8's CUDA libraries, for a dry run.
 * The core's tests pass on the 3.10 set's versions of numpy, scipy, pandas, scikit-learn, transformers,
@@ -26,10 +27,11 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from envs import HERE, REQUIREMENTS, ZERO_GPU_PYTHON, built_env, requirements_for, zero_gpu_set_requirements
+from envs import (HERE, REQUIREMENTS, ZERO_GPU_PYTHON, ZERO_GPU_PYTHON_312, built_env, requirements_for,
+                  zero_gpu_set_requirements)
 
 REPO = Path(__file__).resolve().parents[1]
-ZERO_GPU_TORCH = (Version("2.1"), Version("2.9"))  # ZeroGPU's list: PyTorch 2.1 to 2.8
+ZERO_GPU_TORCH = (Version("2.8"), Version("2.12"))  # ZeroGPU's list: PyTorch 2.8 to 2.11
 MANYLINUX = [f"manylinux_2_{glibc}_x86_64" for glibc in (5, 12, 17, 24, 26, 27, 28, 31)] + ["manylinux2014_x86_64",
                                                                                            "linux_x86_64"]
 # the core's tests that exercise the libraries whose versions differ between the sets
@@ -54,6 +56,9 @@ def test_both_sets_name_the_same_packages_and_the_311_set_is_what_is_installed()
     differ = sorted(name for name in zero_gpu if zero_gpu[name] != here[name])
     assert differ == ["filelock", "numpy", "onnxruntime", "pandas", "platformdirs", "pyarrow", "scikit-learn",
                       "scipy", "torch", "transformers", "usearch"]
+    on_312 = pins(requirements_for(REQUIREMENTS, ZERO_GPU_PYTHON_312))  # 3.11's set, with ZeroGPU's torch
+    assert {name for name in here if on_312[name] != here[name]} == {"torch"} and set(on_312) == set(here)
+    assert ZERO_GPU_TORCH[0] <= Version(on_312["torch"]) < ZERO_GPU_TORCH[1]
     if sys.version_info >= (3, 11):
         for name, pinned in here.items():
             assert version(Requirement(name).name).split("+")[0] == pinned, name  # torch: 2.13.0+cpu
@@ -72,20 +77,21 @@ def test_glove_says_why_it_is_missing_on_python_310(monkeypatch: pytest.MonkeyPa
 @pytest.mark.slow
 @pytest.mark.compute  # a resolver's dry run: no page, app or deadline
 @pytest.mark.package_index
-def test_pips_resolver_installs_the_310_set_for_cpython_310(tmp_path: Path) -> None:
-    flat = tmp_path / "requirements-cp310.txt"
-    flat.write_text("\n".join(requirements_for(REQUIREMENTS, ZERO_GPU_PYTHON)) + "\n")
+@pytest.mark.parametrize("python", [ZERO_GPU_PYTHON, ZERO_GPU_PYTHON_312], ids=["cp310", "cp312"])
+def test_pips_resolver_installs_each_zerogpu_set_for_its_python(tmp_path: Path, python: dict) -> None:
+    flat = tmp_path / "requirements.txt"
+    flat.write_text("\n".join(requirements_for(REQUIREMENTS, python)) + "\n")
     report = tmp_path / "report.json"
     platforms = [option for platform in MANYLINUX for option in ("--platform", platform)]
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--use-feature=fast-deps", "--resume-retries", "10",
                            "--dry-run", "--ignore-installed", "--quiet",
-                           "--report", str(report), "--only-binary=:all:", "--python-version", "3.10",
+                           "--report", str(report), "--only-binary=:all:", "--python-version", python["python_version"],
                            *platforms, "--target", str(tmp_path / "target"), "-r", str(flat)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     resolved = {canonicalize_name(item["metadata"]["name"]): item["metadata"]["version"]
                 for item in json.loads(report.read_text())["install"]}
-    asked = pins(requirements_for(REQUIREMENTS, ZERO_GPU_PYTHON))
+    asked = pins(requirements_for(REQUIREMENTS, python))
     for name, pinned in asked.items():
         assert resolved[canonicalize_name(Requirement(name).name)] == pinned, name
     assert ZERO_GPU_TORCH[0] <= Version(resolved["torch"]) < ZERO_GPU_TORCH[1]
