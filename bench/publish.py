@@ -17,7 +17,10 @@ its budget (issue: 100,000 sentences, a static model and MiniLM, with search):
   **query** — milliseconds from a query to its ten results in the page, once its files are in (<= 300 ms with
   the static model, <= 1 s with MiniLM in wasm), the median of ``--queries`` STSb dev sentences;
   **recall@10** — the page's ten (its own query vector, sign bits then int8 rescoring) against exact fp32
-  search with the same model (fp32 corpus vectors and query) (>= 0.95).
+  search with the same model (fp32 corpus vectors and query) (>= 0.95);
+* for MiniLM (ONNX Runtime Web), the same queries again on a server that sends the cross-origin isolation
+  headers a Static Space's front matter asks for (``custom_headers``): the page then runs the graph on up to
+  four threads; the two medians and their ratio.
 
 Past 100,000 sentences the issue's budgets for a million apply: published in <= 5 min from the finished map,
 the folder <= 600 MB, first paint <= 5 s, a query <= 1.5 s with either model, recall@10 >= 0.90 (the bytes
@@ -93,12 +96,31 @@ def shipped_sentences(limit: int, extra: Path | None) -> list[str]:
     return [t for t in found if 3 <= len(t.strip())][:limit]
 
 
-def static_server(folder: Path) -> tuple[str, subprocess.Popen]:
+# A static server that sends what a Static Space sends when its front matter asks (custom_headers): cross-origin
+# isolation, under which ONNX Runtime Web may use several threads.
+ISOLATED = """
+import functools, http.server, json, sys
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def end_headers(self):
+        for name, value in json.loads(sys.argv[3]).items():
+            self.send_header(name, value)
+        super().end_headers()
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), functools.partial(Handler, directory=sys.argv[2])).serve_forever()
+"""
+
+
+def static_server(folder: Path, isolated: bool = False) -> tuple[str, subprocess.Popen]:
+    """``python -m http.server`` on ``folder``; with ``isolated``, the same server sending the front matter's
+    cross-origin isolation headers (sbert_demo.publish.site.ISOLATION_HEADERS)."""
     from load import free_port
+    from sbert_demo.publish.site import ISOLATION_HEADERS
 
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
-                               str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = ([sys.executable, "-c", ISOLATED, str(port), str(folder), json.dumps(ISOLATION_HEADERS)] if isolated
+               else [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)])
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
     for _ in range(100):
         try:
@@ -141,6 +163,8 @@ def in_chromium(url: str, n: int, searched: list[int], queries: list[str]) -> di
             answers = [page.evaluate(f"atlasSearch.search({m}, {n}, {query!r}, 10)") for query in queries]
             assert not left, left
             times = [a["ms"] for a in answers]
+            found["isolated"] = page.evaluate("self.crossOriginIsolated")
+            found["threads"] = page.evaluate("self.ort ? ort.env.wasm.numThreads : null")
             found["models"][m] = {"before_answer": before_answer, "query_ms": statistics.median(times),
                                   "query_p95_ms": float(np.percentile(times, 95)),
                                   "rows": [[r["row"] for r in a["rows"]] for a in answers]}
@@ -277,6 +301,19 @@ def run(sentences: list[str], keys: list[str], n_queries: int, folder: Path, bud
         recall = float(np.mean([len(set(e) & set(rows)) / 10 for e, rows in zip(exact, model["rows"])]))
         print(f"recall@10 against exact fp32 search ({key}): {recall:.3f} | budget {budget['recall']:g}: "
               f"{'met' if recall >= budget['recall'] else 'NOT met'}", flush=True)
+    graphs = [m for m in meta["search"] if engines[m] == "graph"]  # ONNX Runtime Web: threads where isolated
+    if graphs:
+        url, server = static_server(site.folder, isolated=True)
+        try:
+            threaded = in_chromium(url, atlas.n, graphs, queries)
+        finally:
+            server.terminate()
+        for m in graphs:
+            one, several = seen["models"][m]["query_ms"], threaded["models"][m]["query_ms"]
+            print(f"a query with {atlas.models[m]['key']} served with cross-origin isolation (as a Static Space's "
+                  f"custom_headers ask; isolated: {threaded['isolated']}, {threaded['threads']} threads) against "
+                  f"without it (isolated: {seen['isolated']}, {seen['threads']} thread): {several:.0f} ms against "
+                  f"{one:.0f} ms, median of {len(queries)}: {one / several:.2f}x", flush=True)
 
 
 if __name__ == "__main__":

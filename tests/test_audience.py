@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import gradio as gr
@@ -187,6 +188,37 @@ def test_the_phone_and_the_screen_name_the_same_group(store: BoardStore) -> None
             assert landed.cluster is None
 
 
+def test_a_room_sending_at_once_shares_a_few_groupings(store: BoardStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thirty phones send at once: each is told its own sentence's nearest and group, from groupings of the whole
+    board that the sends waiting meanwhile share (500 phones had each waited for a grouping of its own: send p50
+    46 s). Each phone's group is the one the same grouping gives its sentence."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    board = store.create("glove-6b-50d")
+    for i, text in enumerate(["The cat sleeps.", "Stocks fell today.", "It will rain."]):
+        store.add(board.code, text, sender=f"first{i}")
+    made, real = [], board_view._group
+
+    def slow(model, sentences):
+        made.append(len(sentences))
+        time.sleep(0.3)  # a grouping takes a while: the sends arriving meanwhile wait for the next one
+        return real(model, sentences)
+
+    monkeypatch.setattr(board_view, "_group", slow)
+
+    def send(i: int):
+        added = store.add(board.code, f"Phone number {i} says the cat sat on mat {i}.", sender=f"visitor:phone{i}")
+        return added, board_view.landing_now("glove-6b-50d", board.code, lambda: store.sentences(board.code), added.id)
+
+    with ThreadPoolExecutor(30) as pool:
+        landed = list(pool.map(send, range(30)))
+    assert len(made) <= 4 and made[-1] == 33, made  # a few groupings, the last of the whole board
+    for added, where in landed:
+        assert where.sentence == added.text and len(where.nearest) == 3 and where.cluster
+        grouped = board_view._latest.get(("glove-6b-50d", board.code))
+        assert added.id in grouped.ids
+
+
 def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStore) -> None:
     from sbert_demo.ui.audience import _landing_html, board_map
     from sbert_demo.ui.talk import room_status
@@ -300,7 +332,7 @@ def test_a_sentence_is_either_stored_and_accepted_or_refused_and_not_stored(monk
     def broken(*args, **kwargs):
         raise ValueError("the model could not be loaded")
 
-    monkeypatch.setattr(audience, "landing", broken)  # the board's model fails after the sentence is stored
+    monkeypatch.setattr(audience, "landing_now", broken)  # the board's model fails after the sentence is stored
     html_out, result = audience.send_sentence(board.code, "A kitten naps on the couch.", page_request("phone-2"))
     assert "Sent" in html_out and "it is on the board" in html_out and result["nearest"] == []
     assert [s.text for s in board_store().sentences(board.code)][-1] == "A kitten naps on the couch."

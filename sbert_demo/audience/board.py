@@ -15,7 +15,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +24,7 @@ from ..encoding.encoder import encode
 from ..explore.cluster_words import distinctive_words
 from ..explore.projection import auto_clusters, project_2d
 from ..explore.similarity import cosine_matrix, normalize_rows
-from ..shared import BoundedCache
+from ..shared import BoundedCache, KeyLocks
 from .store import Sentence
 
 LATEST = 12  # the heatmap's sentences: the newest, few enough to read from the back of the room
@@ -73,6 +73,7 @@ def _name(words: Sequence[str], number: int) -> str:
 class Groups:
     """A board's sentences grouped under one model: what the screen colours and what a phone is told."""
     ids: tuple[int, ...]
+    texts: tuple[str, ...]
     embeddings: np.ndarray  # (n, d), rows as the model gives them
     labels: tuple[int, ...]  # one group per sentence (all 0 below MIN_MAP sentences)
     names: dict[int, str]  # each group's name ({} below MIN_MAP sentences)
@@ -99,15 +100,15 @@ def _group(model: str, sentences: Sequence[Sentence]) -> Groups:
     texts = [s.text for s in sentences]
     ids = tuple(s.id for s in sentences)
     if not texts:
-        return Groups(ids, np.zeros((0, 0)), (), {}, "")
+        return Groups(ids, (), np.zeros((0, 0)), (), {}, "")
     encoded = encode(model, texts, fast=True)
     embeddings = np.asarray(encoded.embeddings)
     if len(texts) < MIN_MAP:
-        return Groups(ids, embeddings, (0,) * len(texts), {}, encoded.runtime)
+        return Groups(ids, tuple(texts), embeddings, (0,) * len(texts), {}, encoded.runtime)
     labels = auto_clusters(embeddings, "kmeans", max_k=min(8, max(2, len(texts) // 3))).labels
     words = distinctive_words(texts, [int(x) for x in labels])
     names = {int(label): _name(words.get(int(label), ()), int(label)) for label in set(labels.tolist())}
-    return Groups(ids, embeddings, tuple(int(x) for x in labels), names, encoded.runtime)
+    return Groups(ids, tuple(texts), embeddings, tuple(int(x) for x in labels), names, encoded.runtime)
 
 
 def picture(model: str, sentences: Sequence[Sentence]) -> BoardPicture:
@@ -132,16 +133,34 @@ def landing(model: str, sentences: Sequence[Sentence], sentence_id: int) -> Land
     """Where sentence ``sentence_id`` landed under ``model``: its :data:`NEAREST` nearest sentences on the
     board, and its group, decided by :func:`groups` as the presenter's map is (no map is drawn for it: the
     presenter's two-second refresh draws that, from the same groups)."""
-    ids = [s.id for s in sentences]
-    if sentence_id not in ids:
+    return _landed(groups(model, sentences), sentence_id)
+
+
+_latest: BoundedCache[tuple, Groups] = BoundedCache("audience.latest groups", 64)
+_grouping = KeyLocks()
+
+
+def landing_now(model: str, board: str, sentences_now: Callable[[], Sequence[Sentence]], sentence_id: int) -> Landing:
+    """:func:`landing` for a send in a full room: the sends that arrive while a board's groups are computed wait
+    for that computation, and the first of them then groups every sentence on the board by then, once, for all
+    of them (500 phones sending at once cost a few groupings, not 500)."""
+    with _grouping.hold((model, board)):
+        found = _latest.get((model, board))
+        if found is None or sentence_id not in found.ids:
+            found = groups(model, sentences_now())
+            _latest.put((model, board), found)
+    return _landed(found, sentence_id)
+
+
+def _landed(found: Groups, sentence_id: int) -> Landing:
+    if sentence_id not in found.ids:
         raise ValueError("That sentence is no longer on the board.")
-    index = ids.index(sentence_id)
-    text = sentences[index].text
-    if len(ids) < 2:
+    index = found.ids.index(sentence_id)
+    text = found.texts[index]
+    if len(found.ids) < 2:
         return Landing(text, [], None)
-    found = groups(model, sentences)
     unit = normalize_rows(found.embeddings)
     sim = unit @ unit[index]  # one row of the cosine matrix: the new sentence against the board
     order = [int(i) for i in np.argsort(-sim, kind="stable") if int(i) != index]
-    nearest = [(sentences[i].text, round(float(sim[i]), 3)) for i in order[:NEAREST]]
+    nearest = [(found.texts[i], round(float(sim[i]), 3)) for i in order[:NEAREST]]
     return Landing(text, nearest, found.group_of(sentence_id))

@@ -127,9 +127,16 @@ def embed_corpus(corpus: LargeCorpus, model: str, *, fast: bool = True, dtype: s
         say(done_before / total, f"{label}: loading the model")
         encode(resolved, ["Getting ready."], use_cache=False, fast=fast)
     started, written, computed, runtime, dimension = time.perf_counter(), 0, 0, "", None
+
+    def embedded(within: int) -> None:  # the count and the rate as the encoder goes, inside a shard too (a shard
+        # takes seconds on a quiet machine and minutes on a loaded one)
+        now, fresh, elapsed = done_before + written + within, computed + within, time.perf_counter() - started
+        rate = f" · {fresh / elapsed:,.0f}/s · {about((total - now) * elapsed / fresh)} left" if fresh and elapsed else ""
+        say(now / total, f"{label}: {now:,}/{total:,} embedded{rate}")
+
     for shard in todo:
         encoded = encode(resolved, corpus.sentences[shard.start: shard.end], use_cache=shared, fast=fast,
-                         batch_size=batch_size)
+                         batch_size=batch_size, progress=lambda done, count: embedded(done))
         runtime, dimension = encoded.runtime, encoded.embeddings.shape[1]
         try:
             store.write(shard.key, encoded.embeddings)
@@ -139,10 +146,7 @@ def embed_corpus(corpus: LargeCorpus, model: str, *, fast: bool = True, dtype: s
                              "again to continue from there.") from None
         written += len(shard)
         computed += encoded.computed
-        elapsed = time.perf_counter() - started
-        rate = f" · {computed / elapsed:,.0f}/s · {about((total - done_before - written) * elapsed / computed)} left" \
-            if computed else ""
-        say((done_before + written) / total, f"{label}: {done_before + written:,}/{total:,} embedded{rate}")
+        embedded(0)
     if dimension is None:  # everything was on disk: the dimension from the first shard
         first = store.read(shards[0].key, len(shards[0]))
         dimension = first.shape[1]

@@ -22,7 +22,7 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 
-from ..audience.board import LATEST, landing, picture
+from ..audience.board import LATEST, landing_now, picture
 from ..audience.qr import qr_image
 from ..audience.store import (EXPORT_HEADERS, KEEP_HOURS, MAX_CHARS, MAX_SENTENCES, PER_MINUTE, board_store,
                               export_rows, normalise_code)
@@ -179,7 +179,7 @@ def send_sentence(code: str, sentence: str, request: gr.Request) -> tuple[str, d
     result = {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model, "nearest": [],
               "cluster": None}
     try:
-        landed = landing(board.model, store.sentences(board.code), added.id)
+        landed = landing_now(board.model, board.code, lambda: store.sentences(board.code), added.id)
         result.update(nearest=[{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest],
                       cluster=landed.cluster)
     except ValueError as exc:
@@ -415,7 +415,7 @@ def build_tab() -> list[Refresher]:
     board_code.change(lambda code: [gr.update(interactive=bool(code))] * 6, board_code,
                       [lock, hide_number, hide, hide_later, clear, export], **quiet)
     action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json], failures_to=landed,
-           api_name="board_send", concurrency_id="board-send", concurrency_limit=4).then(
+           api_name="board_send", concurrency_id="board-send", concurrency_limit=16).then(
         lambda: "", None, sentence, **quiet)
     timer.tick(refresh, [board_code, shown_key], [summary, map_plot, latest, hide_number, shown_key],
                show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import gradio as gr
 
 from ..benchmark import plots as benchmark_plots
-from ..benchmark.table1 import PAPER, Table1Row, costs, iter_table1, weights
+from ..benchmark.table1 import PAPER, Table1Row, costs, iter_table1, set_sentences, weights
 from ..formatting import about, duration
 from ..data.sts_sets import TABLE1_SETS, TITLES, sts_set
 from ..encoding.runtime_choice import FAST_SPEARMAN
@@ -53,6 +53,7 @@ def estimate_html(model_keys: list[str] | None, runtime: str | None = "lossless"
     found = costs(model_keys, fast=fast, max_models=VIEW.max_models)
     known = [c for c in found if c.seconds is not None]
     total = sum(c.seconds for c in known)
+    everything = len(set_sentences(TABLE1_SETS))
     parts = []
     for cost in found:
         if cost.left is None:
@@ -60,9 +61,9 @@ def estimate_html(model_keys: list[str] | None, runtime: str | None = "lossless"
         elif cost.seconds is None:
             parts.append(f"{cost.label}: its runtimes are measured first (a minute or two), then "
                          f"{cost.left.sentences:,} sentences")
-        elif cost.left.sentences:
-            parts.append(f"{cost.label}: {about(cost.seconds)} ({cost.left.sentences:,} sentences at "
-                         f"{cost.left.rate:,.0f}/s, {cost.left.runtime})")
+        elif cost.left.sentences:  # the count its progress bar will show: of every sentence of the sets
+            parts.append(f"{cost.label}: {about(cost.seconds)} ({cost.left.sentences:,} of the {everything:,} "
+                         f"sentences still to encode, at {cost.left.rate:,.0f}/s, {cost.left.runtime})")
     if not parts:
         return snippets.message("Every number of this table is in the cache: it takes a few seconds.", "ok")
     unknown = len(known) < len(found)
@@ -94,9 +95,9 @@ def _table1(model_keys: list[str], runtime: str | None, progress):
     started = time.monotonic()
     seen = {"fraction": 0.0}
 
-    def step(fraction: float, what: str) -> None:
+    def step(fraction: float, what: str) -> None:  # the bar names its phase and the time left from the first second
         seen["fraction"] = fraction
-        progress(fraction, what)
+        progress(fraction, f"{what}{_clock(time.monotonic() - started, fraction, expected)}")
 
     progress(0, "Starting")
     for row in iter_table1(model_keys or [], progress=step, max_models=VIEW.max_models, shares=weights(found),
