@@ -9,6 +9,8 @@ Its ``data/`` folder is everything the page (:mod:`sbert_demo.atlas.page`) reads
                               fine: 2-D regions named by their own c-TF-IDF words, for a zoomed-in view)
     points-<m>.f32            x, y per sentence (little-endian float32, scaled into [-1, 1])
     clusters-<m>.u16  labels.u16
+    field-<f>.u16 / .f32      the corpus's own columns (:mod:`sbert_demo.data.fields`): a category's codes, a
+                              number's or a date's values (days since 1970), described in ``meta.json``
     texts/<c>.json.gz         the sentences by chunks of :data:`CHUNK` (gzipped JSON), fetched when needed
     csv.json                  the cells a spreadsheet would run as formulas, as the CSV export writes them
     shared-<a>-<b>.u8  disagree-<a>-<b>.json    two models compared (:mod:`.compare`), once asked
@@ -114,7 +116,7 @@ class Atlas:
     def of_arrays(cls, name: str, sentences: Sequence[str], coords: dict[str, np.ndarray],
                   clusters: dict[str, np.ndarray], words: dict[str, dict] | None = None,
                   labels: Sequence[str] | None = None, label_name: str | None = None,
-                  models: dict[str, dict] | None = None, root: Path | None = None) -> Atlas:
+                  models: dict[str, dict] | None = None, root: Path | None = None, fields: Sequence = ()) -> Atlas:
         """Write sentences with per model (key → array) 2-D points and clusters; returns the atlas."""
         if not sentences:
             raise ValueError("There are no sentences to publish.")
@@ -126,6 +128,10 @@ class Atlas:
                           + np.ascontiguousarray(clusters[key], dtype="<i4").tobytes())
         if labels is not None:
             digest.update("\n".join(map(str, labels)).encode("utf-8", "surrogatepass"))
+        shown = [f for f in fields if f.kind in ("category", "number", "date")]  # text is no facet: said in meta
+        for found in shown:
+            digest.update(f"{found.name}|{found.kind}|{found.categories}".encode("utf-8", "surrogatepass")
+                          + np.ascontiguousarray(found.values).tobytes())
         atlas_id = digest.hexdigest()[:24]
         folder = (root or atlas_root()) / atlas_id
         if (folder / "data" / "meta.json").is_file():
@@ -158,7 +164,9 @@ class Atlas:
                 data / "labels.u16")
         _write_texts(data, sentences, label_names or [], label_name)
         meta = {"format": FORMAT, "id": atlas_id, "name": name, "n": len(sentences), "chunk": CHUNK,
-                "label_name": label_name, "labels": label_names, "models": entries}
+                "label_name": label_name, "labels": label_names, "models": entries,
+                "fields": [_write_field(data, f, found) for f, found in enumerate(shown)],
+                "fields_left": [found.describe() for found in fields if found.kind == "text"]}
         (data / "meta.json").write_text(json.dumps(meta), encoding="utf-8")  # last: a folder with it is complete
         try:
             os.replace(work, folder)
@@ -200,6 +208,22 @@ class Atlas:
     def texts(self) -> list[str]:
         """Every sentence, in row order (read from the page's chunks once, then kept for a few maps)."""
         return _texts(str(self.data), self.n)
+
+
+def _write_field(data: Path, f: int, found) -> dict:
+    """One of the corpus's columns as the page reads it: its values in ``field-<f>.u16`` (a category's codes,
+    65,535 where missing) or ``.f32`` (a number, a date as days since 1970; NaN where missing), and what it is."""
+    about = {"name": found.name, "kind": found.kind, "missing": found.missing, "note": found.note}
+    if found.kind == "category":
+        about["file"] = f"field-{f}.u16"
+        found.values.astype("<u2").tofile(data / about["file"])
+        known = found.values[found.values != 65_535]
+        return {**about, "categories": list(found.categories),
+                "counts": np.bincount(known, minlength=len(found.categories)).tolist()}
+    about["file"] = f"field-{f}.f32"
+    found.values.astype("<f4").tofile(data / about["file"])
+    known = found.values[~np.isnan(found.values)]
+    return {**about, "min": float(known.min()), "max": float(known.max())}
 
 
 def _write_texts(data: Path, sentences: Sequence[str], label_names: list[str], label_name: str | None) -> None:
@@ -269,4 +293,5 @@ def _publish(result) -> Atlas:
         corpus.name, corpus.sentences, {m.key: m.coords for m in models},
         {m.key: m.clustering.labels for m in models}, {m.key: m.cluster_words for m in models},
         labels=corpus.labels, label_name=corpus.label_name,
-        models={m.key: {"label": m.label, "family": m.family, "method": m.method} for m in models})
+        models={m.key: {"label": m.label, "family": m.family, "method": m.method} for m in models},
+        fields=getattr(corpus, "fields", ()))

@@ -94,6 +94,8 @@ def cmd_map(args: argparse.Namespace) -> int:
         large = open_corpus(spec, progress=progress) if spec else None
     corpus = as_corpus(large) if large is not None else stsb_corpus()
     print(corpus.describe(), file=sys.stderr)
+    for found in corpus.fields:  # the corpus's own columns, each with its type
+        print(f"column {found.describe()}", file=sys.stderr)
     for note in large.notes if large is not None else ():  # what reading changed: rows skipped, texts cut or cleaned
         print(f"note: {note}", file=sys.stderr)
     with progress_bar("mapping") as progress:
@@ -124,6 +126,10 @@ def cmd_map(args: argparse.Namespace) -> int:
             for (a, b), counts in found.items():
                 print(f"{atlas.models[a]['label']} and {atlas.models[b]['label']} share {counts.mean():.2f} of each "
                       f"sentence's {compare.K} nearest neighbours on average")
+        if args.compare and atlas.meta.get("fields"):
+            from ..atlas.agreement import agreement_all, report
+
+            print(report(agreement_all(atlas)))
     return 0 if len(result.succeeded) == len(result.models) else 1
 
 

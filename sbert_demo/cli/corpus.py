@@ -29,8 +29,10 @@ def spec_from(args: argparse.Namespace):
     path = getattr(args, "corpus", None) or getattr(args, "file", None)
     if not path and not args.dataset:
         return None
+    chosen = getattr(args, "columns", None)
+    fields = None if chosen is None else tuple(name.strip() for name in chosen.split(",") if name.strip())
     return SourceSpec(path=path, dataset=args.dataset, config=args.config, split=args.split, data_files=files,
-                      text_column=args.text_column, label_column=args.label_column)
+                      text_column=args.text_column, label_column=args.label_column, fields=fields)
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
@@ -104,3 +106,5 @@ def add_corpus_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-files", help="comma-separated files or patterns for a builder dataset")
     parser.add_argument("--text-column", help="the text column (default: found by name)")
     parser.add_argument("--label-column", help="the label column (default: found by name; '' for none)")
+    parser.add_argument("--columns", help="the corpus's columns kept beside the text, comma-separated (default: "
+                                          "every one; '' for none): colour, filter and judge the models by them")

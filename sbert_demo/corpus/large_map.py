@@ -38,7 +38,7 @@ MAP_FORMAT = "1"
 
 def as_corpus(corpus: LargeCorpus) -> Corpus:
     return Corpus(corpus.name, corpus.sentences, corpus.labels, corpus.label_name, (), corpus.text_column,
-                  list(corpus.notes))
+                  list(corpus.notes), corpus.fields)
 
 
 def _folder(corpus: LargeCorpus, fingerprint: str, k: int, sample_size: int) -> Path:

@@ -24,6 +24,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
+from ..data.fields import Field
 from .embed import corpora_root
 from .sources import MAX_SENTENCES, LargeCorpus, Progress, SourceSpec, checked, read_source
 
@@ -45,7 +46,7 @@ def source_identity(spec: SourceSpec) -> str | None:
         files = [f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in paths]
     except OSError:
         return None
-    described = {**asdict(spec), "files": files, "data_files": list(spec.data_files)}
+    described = {**asdict(spec), "files": files, "data_files": list(spec.data_files), "kept": 2}  # 2: with its fields
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -81,8 +82,19 @@ def _read(folder: Path, identity: str) -> LargeCorpus | None:
     except (OSError, ValueError, pa.ArrowException):
         return None
     labels = table.column("label").to_pylist() if meta.get("label_name") else None
+    fields = tuple(Field(about["name"], about["kind"], _values(table.column(f"field:{f}"), about["kind"]),
+                         tuple(about["categories"]), about["missing"], about["note"])
+                   for f, about in enumerate(meta.get("fields", ())))
     return LargeCorpus(meta["name"], table.column("text").to_pylist(), labels, meta.get("text_column"),
-                       meta.get("label_name"), meta.get("rows", 0), tuple(meta.get("notes", ())))
+                       meta.get("label_name"), meta.get("rows", 0), tuple(meta.get("notes", ())), fields)
+
+
+def _values(column, kind: str):
+    import numpy as np
+
+    if kind == "text":
+        return np.array(column.to_pylist(), dtype=object)
+    return column.to_numpy(zero_copy_only=False).astype(np.uint16 if kind == "category" else np.float64)
 
 
 def _write(folder: Path, identity: str, corpus: LargeCorpus) -> None:
@@ -92,10 +104,15 @@ def _write(folder: Path, identity: str, corpus: LargeCorpus) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         temporary = folder / f".{identity}.{os.getpid()}.parquet"
-        pq.write_table(pa.table({"text": corpus.sentences, "label": corpus.labels or [None] * len(corpus)}), temporary)
+        columns = {"text": corpus.sentences, "label": corpus.labels or [None] * len(corpus)}
+        for f, found in enumerate(corpus.fields):  # the corpus's own columns, as their types keep them
+            columns[f"field:{f}"] = found.values.tolist() if found.kind == "text" else found.values
+        pq.write_table(pa.table(columns), temporary)
         os.replace(temporary, folder / f"{identity}.parquet")
         meta = {"name": corpus.name, "text_column": corpus.text_column, "label_name": corpus.label_name,
-                "rows": corpus.rows, "notes": list(corpus.notes), "content_id": corpus.content_id}
+                "rows": corpus.rows, "notes": list(corpus.notes), "content_id": corpus.content_id,
+                "fields": [{"name": f.name, "kind": f.kind, "categories": list(f.categories), "missing": f.missing,
+                            "note": f.note} for f in corpus.fields]}
         (folder / f"{identity}.json").write_text(json.dumps(meta), encoding="utf-8")  # last: the copy is complete
     except OSError:  # a full or read-only disk: read from the source next time
         pass

@@ -32,6 +32,7 @@ from ..data.tables import alternatives, find_column
 from ..data.tables import not_utf8
 from ..data.text import clean_text, is_blank
 from .access import NotShared
+from ..data.fields import Field, infer_all
 
 MAX_SENTENCES = 1_000_000  # one 2-core machine maps this many in minutes (bench/million.py)
 MAX_UPLOAD_BYTES = 300 * 2**20  # the one limit of a corpus file uploaded to the app, whatever its rows
@@ -56,6 +57,7 @@ class SourceSpec:
     data_files: tuple[str, ...] = ()
     text_column: str | None = None
     label_column: str | None = None  # None: found by name; "": no labels
+    fields: tuple[str, ...] | None = None  # the columns kept beside the text (None: every one)
     visitor: bool = False  # named by a visitor of the app: only what :mod:`.access` allows is read
 
     @property
@@ -75,6 +77,7 @@ class LargeCorpus:
     label_name: str | None = None
     rows: int = 0  # rows read (before blanks and repeats were dropped)
     notes: tuple[str, ...] = ()
+    fields: tuple[Field, ...] = field(default=(), repr=False)  # its other columns, a value per sentence
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -123,7 +126,9 @@ def read_source(spec: SourceSpec, max_sentences: int = MAX_SENTENCES, progress: 
         raise ValueError(f"{spec.name} has {total:,} rows; a corpus map takes at most {max_sentences:,} sentences. "
                          "Give a sample of it (e.g. its first shards, or a dataset split like 'train[:1000000]').")
     text, label = _columns(spec, columns)
-    return _collect(spec, text, label, total, batches, max_sentences, progress)
+    plain = bool(spec.path) and Path(spec.path).suffix.lower() == ".txt"  # a .txt's "label | " is its labels only
+    return _collect(spec, text, label, total, batches, max_sentences, progress,
+                    [] if plain else [name for name in columns if name != text])
 
 
 def row_count(path: str | Path) -> int:
@@ -162,9 +167,12 @@ def _columns(spec: SourceSpec, columns: list[str]) -> tuple[str, str | None]:
 
 
 def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
-             batches: Iterator[dict[str, list]], max_sentences: int, progress: Progress | None) -> LargeCorpus:
+             batches: Iterator[dict[str, list]], max_sentences: int, progress: Progress | None,
+             others: list[str] = ()) -> LargeCorpus:
     sentences: list[str] = []
     labels: list[str] = []
+    kept = [name for name in (others if spec.fields is None else spec.fields) if name in others]
+    cells: dict[str, list] = {name: [] for name in kept}  # each kept column's cell of each kept sentence
     seen: set[bytes] = set()
     rows = blank = cut = repeats = removed = cleaned = 0
     checked = False
@@ -199,6 +207,9 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
                                  f"at most {max_sentences:,}. Give a sample of it.")
             seen.add(key)
             sentences.append(sentence)
+            for name in kept:
+                column = batch.get(name)
+                cells[name].append(None if column is None else column[i])
             if names is not None:
                 labels.append(" ".join(cell_text(names[i]).split()) or "(none)")
         if progress:
@@ -211,8 +222,9 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
         (removed, f"invisible or control characters removed from {cleaned:,} texts (emoji sequences kept whole)"))
         if count]
     labelled = label is not None and len(labels) == len(sentences)  # a .txt without "label | " has none
+    fields, left_out = infer_all(cells, [name for name in (spec.fields or kept)])
     return LargeCorpus(spec.name, sentences, labels if labelled else None, text, label if labelled else None, rows,
-                       tuple(notes))
+                       tuple(notes + left_out), fields)
 
 
 # --- files -------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .benchmarks import STS_SPLITS, data_folder
+from .fields import infer_all
 from .sentences import ParsedSentences, clean_records, parse_lines
 from .tables import alternatives, check_size, decode_upload, find_column, not_utf8, read_table
 
@@ -45,6 +46,7 @@ class Corpus:
     columns: tuple[str, ...] = ()  # a table's columns, for choosing others; () for .txt
     text_column: str | None = None
     notes: list[str] = field(default_factory=list)
+    fields: tuple = ()  # its other columns, typed (.fields.Field), a value per sentence
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -165,9 +167,11 @@ def cell_text(value: object) -> str:
 
 def stsb_corpus(data_dir: str | Path | None = None) -> Corpus:
     """Every distinct sentence of the local STS benchmark (train, dev, test), labelled by its source
-    data set (``headlines``, ``images``, ``MSRvid``, ``answers-forums``, ...)."""
+    data set (``headlines``, ``images``, ``MSRvid``, ``answers-forums``, ...), with the fields of the first pair
+    it is in: genre (captions, news, forums), source, year, the pair's score and its split."""
     folder = data_folder(data_dir)
     records: list[tuple[int, str, str]] = []
+    about: list[tuple[str, list[str]]] = []  # each pair's fields: genre, source, year, id, score, the sentences
     for split in STS_SPLITS:
         path = next((p for p in (folder / "stsbenchmark" / f"sts-{split}.csv", folder / f"sts-{split}.csv")
                      if p.is_file()), None)
@@ -180,7 +184,16 @@ def stsb_corpus(data_dir: str | Path | None = None) -> Corpus:
             if len(fields) >= 7:
                 records += [(len(records) + 1, fields[1].strip(), fields[5]),
                             (len(records) + 2, fields[1].strip(), fields[6])]
+                about.append((split, fields))
     parsed = clean_records(records, "Sentence", STSB_CORPUS, MAX_CORPUS_SENTENCES, MAX_SENTENCE_CHARS,
                            drop_repeats=True)
     notes = [note for note in parsed.notes if not note.startswith("Dropped")]  # repeats are expected here
-    return Corpus(STSB_CORPUS, parsed.sentences, parsed.groups, "source", (), None, notes)
+    first: dict[str, dict] = {}  # a sentence's fields: those of the first pair it is in
+    for split, fields in about:
+        for text in fields[5:7]:
+            first.setdefault(" ".join(text.split()), {
+                "genre": fields[0].removeprefix("main-"), "source": fields[1].strip(), "year": fields[2][:4],
+                "score": fields[4], "split": split})
+    rows = [first.get(" ".join(sentence.split()), {}) for sentence in parsed.sentences]
+    columns = {name: [row.get(name) for row in rows] for name in ("genre", "source", "year", "score", "split")}
+    return Corpus(STSB_CORPUS, parsed.sentences, parsed.groups, "source", (), None, notes, infer_all(columns)[0])

@@ -115,6 +115,10 @@ def _map(atlas: Atlas, staging: Path, app_url: str | None, search: bool, title: 
          say: Progress) -> tuple[list, list[int], list[str]]:
     """The map's part of the folder: (the pairs of models compared, the models searched, why others are not)."""
     pairs = list(compare.compare_all(atlas, lambda f, what: say(0.7 * f, what)))  # kept ones are read
+    if atlas.meta.get("fields") and not (atlas.data / "agreement.json").is_file():
+        from ..atlas.agreement import agreement_all
+
+        agreement_all(atlas)  # how each model agrees with the corpus's own columns, for the page
     say(0.7, "the map's files")
     shutil.copytree(atlas.data, staging / "data", ignore=shutil.ignore_patterns(".*"))
     searched: list[int] = []

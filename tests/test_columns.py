@@ -1,0 +1,117 @@
+"""A corpus's own columns (sbert_demo.data.fields, sbert_demo.atlas.agreement): each column kept with its type
+or a sentence, written with the map, and how each model's neighbourhoods agree with each category column,
+checked against scikit-learn's KNeighborsClassifier left one out on the same vectors.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sbert_demo.data.fields import MAX_CATEGORIES, MISSING, infer, infer_all
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_each_column_gets_its_type_and_missing_values_stay_missing() -> None:
+    genre = infer("genre", ["news", "forum", None, "news", " ", float("nan")])
+    assert (genre.kind, genre.categories, genre.missing) == ("category", ("news", "forum"), 3)
+    assert genre.values.tolist() == [0, 1, MISSING, 0, MISSING, MISSING]
+    score = infer("score", ["4.5", 3, None, "-0.25", "1e3"])
+    assert score.kind == "number" and score.values[:2].tolist() == [4.5, 3.0] and np.isnan(score.values[2])
+    when = infer("when", ["2016-03-01", "2016-03-01T12:00:00", None])
+    assert when.kind == "date" and when.values[:2].tolist() == [16861.0, 16861.5] and when.missing == 1
+    mixed = infer("mixed", ["1", "two", "3", "1"])
+    assert mixed.kind == "category" and "numbers and words mixed" in mixed.describe()
+    wide = infer("id", [f"row-{i}" for i in range(100_000)])  # a column of 100,000 distinct values: text
+    assert wide.kind == "text" and "not a facet" in wide.describe() and f"{MAX_CATEGORIES}" in wide.note
+    assert infer("underscores", ["1_000", "2_000"]).kind == "category"  # "1_000" is no number in a corpus
+    kept, notes = infer_all({"<b>x</b>": ["a", "b"], "empty": [None, ""]}, None)
+    assert [f.name for f in kept] == ["<b>x</b>"] and notes == ["the column 'empty' is empty (every value missing): left out"]
+    kept, notes = infer_all({"a": ["x", "y"]}, ["a", "nope"])
+    assert [f.name for f in kept] == ["a"] and "'nope' is not in the corpus" in notes[0]
+
+
+def test_the_shipped_sts_corpus_carries_genre_source_year_score_and_split() -> None:
+    from sbert_demo.data.corpora import stsb_corpus
+
+    corpus = stsb_corpus(REPO / "data")
+    fields = {f.name: f for f in corpus.fields}
+    assert [f.kind for f in corpus.fields] == ["category", "category", "number", "number", "category"]
+    assert set(fields["genre"].categories) >= {"news", "captions", "forums"} and fields["genre"].missing <= 2
+    assert np.nanmin(fields["year"].values) == 2012 and np.nanmax(fields["score"].values) == 5
+    first = corpus.sentences.index("A man with a hard hat is dancing.")  # the first pair of sts-dev (captions, 5.0)
+    assert fields["genre"].categories[fields["genre"].values[first]] == "captions"
+    assert fields["score"].values[first] == 5.0
+
+
+@pytest.fixture
+def sts_csv(tmp_path: Path) -> Path:
+    """600 STSb sentences of every genre as a CSV with genre, source, year and score (no missing value)."""
+    from sbert_demo.data.corpora import stsb_corpus
+
+    corpus = stsb_corpus(REPO / "data")
+    fields = {f.name: f for f in corpus.fields}
+    rows = [i for i in range(0, len(corpus.sentences), 25)
+            if all(fields[name].values[i] != MISSING for name in ("genre", "source"))][:600]
+    path = tmp_path / "sts.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "genre", "source", "year", "score"])
+        for i in rows:
+            writer.writerow([corpus.sentences[i], *[fields[n].categories[fields[n].values[i]] for n in ("genre", "source")],
+                             int(fields["year"].values[i]), fields["score"].values[i]])
+    return path
+
+
+def test_map_prints_each_models_agreement_as_knearest_neighbours_left_one_out_finds_it(sts_csv: Path, capsys) -> None:
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from sbert_demo.atlas.agreement import codes_of
+    from sbert_demo.atlas.store import open_atlas
+    from sbert_demo.cli import main
+    from sbert_demo.corpus.embed import embed_corpus
+    from sbert_demo.corpus.sources import LargeCorpus
+
+    keys = ["glove-6b-50d", "wordllama-l2-256", "all-MiniLM-L6-v2"]
+    assert main(["map", "--file", str(sts_csv), "--models", ",".join(keys), "--k", "6", "--compare",
+                 "--label-column", ""]) == 0
+    told = capsys.readouterr()
+    assert "column genre: category, 4 value(s) (news" in told.err and "column year: number, 2012 to" in told.err
+    atlas = open_atlas(re.search(r"/atlas/\?map=(\w+)", told.out).group(1))
+    found = json.loads((atlas.data / "agreement.json").read_text(encoding="utf-8"))
+    assert [f["field"] for f in found["fields"]] == ["genre", "source"]
+    sentences = atlas.texts()
+    for f, field in enumerate(found["fields"]):
+        assert f"Neighbour agreement with '{field['field']}'" in told.out
+        codes = codes_of(atlas, f)
+        counts = np.bincount(codes)
+        chance = np.mean((counts[codes] - 1) / (len(codes) - 1))
+        for m, row in enumerate(field["models"]):
+            assert row["chance"] == pytest.approx(chance, abs=1e-4)
+            assert f"{row['agreement']:10.3f}  {row['chance']:6.3f}" in told.out
+            vectors = embed_corpus(LargeCorpus(atlas.meta["name"], sentences, None), keys[m]).matrix(np.float32)
+            rng = np.random.default_rng(m)
+            shares = []
+            for i in rng.choice(len(codes), 80, replace=False):  # left out: fitted on every other sentence
+                others = np.delete(np.arange(len(codes)), i)
+                knn = KNeighborsClassifier(n_neighbors=10, metric="cosine", algorithm="brute")
+                knn.fit(vectors[others], codes[others])
+                proba = knn.predict_proba(vectors[i:i + 1])[0]
+                shares.append(proba[list(knn.classes_).index(codes[i])] if codes[i] in knn.classes_ else 0.0)
+            near = np.fromfile(atlas.folder / f"neighbours-{m}-k10.i32", dtype="<i4").reshape(-1, 10)
+            ours = [(codes[near[i]] == codes[i]).mean()  # the same 80 rows, from the map's kept neighbours
+                    for i in np.random.default_rng(m).choice(len(codes), 80, replace=False)]
+            assert np.mean(np.isclose(ours, shares)) >= 0.95, (field["field"], row["model"])  # ties may differ
+            assert abs(np.mean(ours) - np.mean(shares)) < 0.01
+            every = np.mean([(codes[near[i]] == codes[i]).mean() for i in range(len(codes))])
+            assert row["agreement"] == pytest.approx(every, abs=1e-4)  # what map printed: every sentence's mean
+        glove, minilm = field["models"][0], field["models"][2]
+        assert 0 < glove["agreement"] <= 1 and 0 <= minilm["ari"] <= 1 and row["values"][0]["count"] > 0
+    genre = {row["key"]: row for row in found["fields"][0]["models"]}
+    assert genre["all-MiniLM-L6-v2"]["agreement"] > genre["all-MiniLM-L6-v2"]["chance"]
