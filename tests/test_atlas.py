@@ -429,6 +429,56 @@ def test_the_page_computes_selections_counts_the_word_filter_and_the_csv(browser
     page.close()
 
 
+@pytest.mark.browser
+@pytest.mark.static_page
+def test_the_page_colours_lists_and_exports_the_corpus_columns(browser, atlas_server) -> None:
+    """The corpus's own columns on the page: the map coloured by a category (each point its value's colour, a
+    legend with the counts) or a number (a ramp), the table and the CSV carry every column, missing as empty."""
+    import pandas as pd
+
+    from sbert_demo.data.fields import infer
+
+    rng = np.random.default_rng(3)
+    n = 90
+    frame = pd.DataFrame({"genre": rng.choice(["news", "=forum", "captions"], n), "score": rng.uniform(0, 5, n).round(2)})
+    frame.loc[5, "genre"] = None
+    fields = [infer("genre", frame["genre"].tolist()), infer("score <b>", frame["score"].tolist())]
+    atlas = Atlas.of_arrays("columns.csv", [f"sentence {i}" for i in range(n)], {"glove-6b-50d": rng.normal(size=(n, 2))},
+                            {"glove-6b-50d": rng.integers(0, 3, n)}, fields=fields)
+    page = browser.new_page()
+    page.goto(f"{atlas_server}/atlas/?map={atlas.id}&colour=field:0")
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    counts = frame["genre"].value_counts()
+    legend = page.inner_text("#legend")
+    for value, count in counts.items():
+        assert f"{value} {count}" in legend
+    assert "none 1" in legend and page.evaluate("atlas.state.colour") == "field:0"
+    colours = page.evaluate("Array.from(atlas.state.views[0].colours)")
+    order = fields[0].categories
+    first = {value: tuple(colours[4 * i: 4 * i + 3]) for i, value in enumerate(frame["genre"]) if value}
+    assert len({first[v] for v in order}) == 3  # three values, three colours
+    for i, value in enumerate(frame["genre"]):
+        if value:
+            assert tuple(colours[4 * i: 4 * i + 3]) == first[value]
+    page.select_option("#colour", "field:1")
+    page.wait_for_function("atlas.state.colour === 'field:1'")
+    assert "score <b>: 0" in page.inner_text("#legend") and "(blue)" in page.inner_text("#legend")
+    low, high = int(frame["score"].idxmin()), int(frame["score"].idxmax())
+    colours = page.evaluate("Array.from(atlas.state.views[0].colours)")
+    assert colours[4 * low] > colours[4 * high] and colours[4 * low + 2] < colours[4 * high + 2]  # red to blue
+    page.evaluate("atlas.select([5, 7])")
+    page.wait_for_selector("#selection:not([hidden])")
+    assert f"genre: {frame['genre'][7]} · score <b>: {frame['score'][7]:g}" in page.inner_text("#table")
+    exported = page.evaluate("atlasSource.exported([5, 7]).then((blob) => blob.text())")
+    rows = list(csv.reader(io.StringIO(exported)))
+    assert rows[0][-2:] == ["genre", "score <b>"]
+    assert rows[1][-2:] == ["", f"{frame['score'][5]:g}"]  # no genre: empty
+    seven = frame["genre"][7]
+    assert rows[2][-2] == ("'" + seven if seven.startswith("=") else seven)  # a formula-like value kept as text
+    assert page.is_hidden("#agreement")  # nothing compared: no agreement table yet
+    page.close()
+
+
 def test_a_corpus_past_the_figure_limit_is_mapped_from_a_sample_and_shown_in_the_map_view(
         tmp_path, monkeypatch, shipped_sentences) -> None:
     """The corpus tab past its figure limit (lowered here to 300 sentences): the sampled path, no Plotly

@@ -162,7 +162,7 @@ class Atlas:
             index = {label: i for i, label in enumerate(label_names)}
             np.fromiter((index[str(label)] for label in labels), dtype="<u2", count=len(labels)).tofile(
                 data / "labels.u16")
-        _write_texts(data, sentences, label_names or [], label_name)
+        _write_texts(data, sentences, label_names or [], label_name, shown)
         meta = {"format": FORMAT, "id": atlas_id, "name": name, "n": len(sentences), "chunk": CHUNK,
                 "label_name": label_name, "labels": label_names, "models": entries,
                 "fields": [_write_field(data, f, found) for f, found in enumerate(shown)],
@@ -226,7 +226,8 @@ def _write_field(data: Path, f: int, found) -> dict:
     return {**about, "min": float(known.min()), "max": float(known.max())}
 
 
-def _write_texts(data: Path, sentences: Sequence[str], label_names: list[str], label_name: str | None) -> None:
+def _write_texts(data: Path, sentences: Sequence[str], label_names: list[str], label_name: str | None,
+                 fields: Sequence = ()) -> None:
     """The sentences by chunks of :data:`CHUNK` (gzipped JSON: a third of the bytes), and the cells the CSV export
     writes otherwise than shown (``csv.json``: text a spreadsheet would run as a formula, kept as text)."""
     unsafe: dict[str, str] = {}
@@ -239,7 +240,8 @@ def _write_texts(data: Path, sentences: Sequence[str], label_names: list[str], l
             if safe != text:
                 unsafe[str(row)] = safe
     csv = {"rows": unsafe, "labels": [spreadsheet_safe(name) for name in label_names], "missing": MISSING,
-           "label_name": label_name or "label"}
+           "label_name": label_name or "label",
+           "fields": [[spreadsheet_safe(value) for value in found.categories] for found in fields]}
     (data / "csv.json").write_text(json.dumps(csv, ensure_ascii=False), encoding="utf-8")
 
 

@@ -13,6 +13,7 @@
     "#9c755f", "#86bcb6", "#d37295", "#8cd17d", "#b6992d", "#499894", "#f1ce63", "#a0cbe8", "#ffbe7d",
     "#d4a6c8", "#79706e", "#fabfd2"].map(hex);
   const GREY = [190, 192, 198];
+  const NONE = [225, 226, 230];  // a row without a value in the column the map is coloured by
   const PAGE = 50;
   // While a map moves it draws a random subset of its points, all of them once it rests: a CPU-drawn
   // WebGL (SwiftShader) spends ~0.6 us a point, so a million would cost ~600 ms a frame.
@@ -416,9 +417,15 @@
     const n = view.n, out = new Uint8Array(n * 4), slot = view.slot;
     const mode = state.colour;
     const ramp = (share) => [Math.round(220 - 170 * share), Math.round(60 + 80 * share), Math.round(60 + 180 * share)];
+    const field = state.field, about = field && state.meta.fields[state.fieldAt];
+    const low = about && about.kind !== "category" ? about.min : 0, span = about && about.max > about.min ? about.max - about.min : 1;
     for (let i = 0; i < n; i++) {
       let rgb;
-      if (mode === "label" && state.labels) rgb = PALETTE[state.labels[i] % PALETTE.length];
+      if (field) {  // one of the corpus's own columns: a category's palette, a number's or date's ramp; none grey
+        const value = field[i];
+        if (about.kind === "category") rgb = value === 65535 ? NONE : PALETTE[value % PALETTE.length];
+        else rgb = Number.isNaN(value) ? NONE : ramp((value - low) / span);  // the smallest red, the largest blue
+      } else if (mode === "label" && state.labels) rgb = PALETTE[state.labels[i] % PALETTE.length];
       else if (mode === "shared" && state.shared) rgb = ramp(state.shared[i] / 10);
       else if (mode === "density") rgb = [120, 190, 255];
       else rgb = PALETTE[view.clusters[i] % PALETTE.length];
@@ -440,6 +447,18 @@
     if (state.colour === "shared") {
       const [a, b] = state.pair.map((m) => state.meta.models[m].label);
       box.innerHTML = `<span class="ramp"></span> neighbours shared by ${escapeHtml(a)} and ${escapeHtml(b)}: 0 of 10 (red) to 10 of 10 (blue)`;
+    } else if (state.field) {
+      const about = state.meta.fields[state.fieldAt];
+      if (about.kind === "category") {
+        box.innerHTML = about.categories.slice(0, 12).map((name, i) => `<span class="key"><i style="background:rgb(${PALETTE[i % PALETTE.length]})"></i>`
+          + `${escapeHtml(name)} <span class="muted">${about.counts[i].toLocaleString()}</span></span>`).join("")
+          + (about.categories.length > 12 ? `<span class="muted">and ${about.categories.length - 12} more</span>` : "")
+          + (about.missing ? `<span class="key"><i style="background:rgb(${NONE})"></i>none <span class="muted">${about.missing.toLocaleString()}</span></span>` : "");
+      } else {
+        const shown = (v) => (about.kind === "date" ? new Date(Math.round(v * 86400) * 1000).toISOString().slice(0, 10) : Number(v.toPrecision(4)).toLocaleString());
+        box.innerHTML = `<span class="ramp"></span> ${escapeHtml(about.name)}: ${shown(about.min)} (red) to ${shown(about.max)} (blue)`
+          + (about.missing ? `; ${about.missing.toLocaleString()} without one (light grey)` : "");
+      }
     } else if (state.colour === "label") {
       const names = state.meta.labels || [];
       box.innerHTML = names.slice(0, 12).map((name, i) => `<span class="key"><i style="background:rgb(${PALETTE[i % PALETTE.length]})"></i>${escapeHtml(name)}</span>`).join("")
@@ -548,7 +567,8 @@
       + (model.clusters.length > 5 ? ` <span class="muted">+${model.clusters.length - 5} clusters</span>` : "") + "</div>").join("");
     const body = $("#table tbody");
     body.innerHTML = answer.rows.map((row) => `<tr data-row="${row.row}"><td>${row.row.toLocaleString()}</td>`
-      + `<td>${escapeHtml(row.text)}${row.label != null ? ` <span class="muted">(${escapeHtml(row.label)})</span>` : ""}</td></tr>`).join("")
+      + `<td>${escapeHtml(row.text)}${row.label != null ? ` <span class="muted">(${escapeHtml(row.label)})</span>` : ""}`
+      + `${row.fields.some((v) => v) ? `<div class="fields muted">${row.fields.map((v, f) => (v ? `${escapeHtml(state.meta.fields[f].name)}: ${escapeHtml(v)}` : "")).filter(Boolean).join(" · ")}</div>` : ""}</td></tr>`).join("")
       || `<tr><td colspan="2" class="muted">No selected sentence has those words.</td></tr>`;
     $("#page").textContent = `page ${answer.page + 1} of ${answer.pages} · ${answer.matching.toLocaleString()} shown`;
     $("#prev").disabled = answer.page === 0;
@@ -614,6 +634,13 @@
 
   // --- page ----------------------------------------------------------------------------------------
 
+  async function loadField(mode) {  // "field:<f>": that column's values, for the colours and the legend
+    state.field = null;
+    if (!mode.startsWith("field:")) return true;
+    const f = Number(mode.slice(6));
+    try { state.field = await source.fieldValues(f); state.fieldAt = f; return true; } catch (error) { say(error.message, "error"); return false; }
+  }
+
   function setColour(mode) {
     state.colour = mode;
     $("#colour").value = mode;
@@ -634,6 +661,7 @@
       const mode = event.target.value;
       if (mode === "shared" && !(await loadShared())) { event.target.value = state.colour; return; }
       if (mode === "label" && !state.labels) { say("This corpus has no labels; colour it by clusters.", "error"); event.target.value = state.colour; return; }
+      if (!(await loadField(mode))) { event.target.value = state.colour; return; }
       setColour(mode);
     });
     $("#pair").addEventListener("change", async (event) => {
@@ -732,6 +760,17 @@
     });
   }
 
+  function showAgreement(found) {  // each model against each category column: its neighbours' share, chance
+    if (!found || !found.fields.length) return;
+    $("#agreement").hidden = false;
+    $("#agreement-tables").innerHTML = found.fields.map((field) => `<table class="agree"><caption>${escapeHtml(field.field)}</caption>`
+      + `<thead><tr><th>model</th><th title="the share of each sentence's ${found.k} nearest neighbours with its own value">same</th>`
+      + `<th title="the share expected by chance, from the value counts">chance</th><th title="adjusted Rand index of the model's clusters and the column">ARI</th></tr></thead><tbody>`
+      + [...field.models].sort((a, b) => b.agreement - a.agreement).map((row) => `<tr><td title="${escapeHtml(row.model)}">${escapeHtml(row.key)}</td>`
+        + `<td class="num"><span class="bar" style="width:${Math.round(60 * row.agreement)}px"></span>${row.agreement.toFixed(2)}</td>`
+        + `<td class="num">${row.chance.toFixed(2)}</td><td class="num">${row.ari.toFixed(2)}</td></tr>`).join("") + "</tbody></table>").join("");
+  }
+
   function showLinks(site) {  // a published folder's links: its app (--app-url), the playground, the talk
     if (!site) return;
     const links = [site.app_url ? el("a", { class: "home", href: site.app_url, title: "The app this map comes from", text: "SBERT demo" })
@@ -771,6 +810,8 @@
       + `${escapeHtml(meta.models[b].label)}">${named(a)} vs ${named(b)}</option>`).join("");
     $("#pair-box").hidden = $("#disagree").hidden = pairs.length === 0;
     if (!meta.labels) $("#colour option[value=label]").disabled = true;
+    (meta.fields || []).forEach((about, f) => $("#colour").append(el("option", { value: `field:${f}`, text: about.name })));
+    showAgreement(await source.agreement());
     if (!pairs.length) $("#colour option[value=shared]").disabled = true;
     showModel(0);
     wire();
@@ -778,7 +819,8 @@
     const asked = params.get("colour");
     const pair = (params.get("pair") || "").split(",").map(Number);
     if (pair.length === 2 && pairs.some(([a, b]) => a === pair[0] && b === pair[1])) { state.pair = pair; $("#pair").value = pair.join(","); }
-    state.colour = asked === "label" && state.labels ? "label" : asked === "density" ? "density" : "cluster";
+    state.colour = asked === "label" && state.labels ? "label" : asked === "density" ? "density"
+      : asked && asked.startsWith("field:") && meta.fields && meta.fields[Number(asked.slice(6))] && (await loadField(asked)) ? asked : "cluster";
     $("#colour").value = state.colour;
     repaint();
     await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));

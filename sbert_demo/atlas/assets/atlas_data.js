@@ -6,7 +6,7 @@
 "use strict";
 window.atlasData = ({ base, api }) => {
   let meta = null, csv = null;
-  const clusters = [], chunks = new Map();
+  const clusters = [], chunks = new Map(), fields = new Map();
   let labels = null;
 
   const damaged = (name) => new Error(api
@@ -67,6 +67,19 @@ window.atlasData = ({ base, api }) => {
   }
 
   const labelOf = (row) => (labels && meta.labels ? meta.labels[labels[row]] : null);
+
+  // The corpus's own columns (meta.fields): a category's codes (65535: none), a number's or a date's values (days
+  // since 1970; NaN: none), each file fetched once, when a colour, the table or the CSV first needs it.
+  const fieldValues = (f) => once(fields, f, () => binary(meta.fields[f].file,
+    meta.fields[f].kind === "category" ? Uint16Array : Float32Array, meta.n));
+  const allFields = () => Promise.all((meta.fields || []).map((_, f) => fieldValues(f)));
+  function fieldText(f, values, row) {  // a row's value as the table and the CSV write it ("" where none)
+    const about = meta.fields[f], value = values[row];
+    if (about.kind === "category") return value === 65535 ? "" : about.categories[value];
+    if (Number.isNaN(value)) return "";
+    if (about.kind === "date") return new Date(Math.round(value * 86400) * 1000).toISOString().slice(0, value % 1 ? 16 : 10);
+    return String(Number(value.toPrecision(7)));  // float32 kept: its shortest form to 7 digits
+  }
   const wordsOf = (m, cluster) => (meta.models[m].clusters.find((c) => c.cluster === cluster) || { words: [] }).words;
 
   // The word filter: each word of the query at the start of a word of the sentence, in any case and any script;
@@ -143,20 +156,24 @@ window.atlasData = ({ base, api }) => {
       const pages = Math.max(1, Math.ceil(shown.length / size));
       page = Math.max(0, Math.min(page, pages - 1));
       const chosen = shown.slice(page * size, (page + 1) * size);
-      const found = await texts(chosen);
+      const [found, columns] = await Promise.all([texts(chosen), allFields()]);
       return { count: rows.length, matching: shown.length, page, pages, counts: counts(rows),
-        rows: chosen.map((row, i) => ({ row, text: found[i], label: labelOf(row), clusters: meta.models.map((_, m) => clusters[m][row]) })) };
+        rows: chosen.map((row, i) => ({ row, text: found[i], label: labelOf(row), clusters: meta.models.map((_, m) => clusters[m][row]),
+          fields: columns.map((values, f) => fieldText(f, values, row)) })) };
     },
     async exported(rows) {  // row, sentence, label, each model's cluster; formula-like cells as csv.json keeps them
       rows = sorted(rows);
       if (!rows.length) throw new Error("Select some sentences first (lasso or box on a map), then export them.");
       csv = csv || await json("csv.json");
-      const found = await texts(rows);
-      const lines = [["row", "sentence", csv.label_name, ...meta.models.map((m) => `cluster (${m.label})`)].map(cell).join(",")];
+      const [found, columns] = await Promise.all([texts(rows), allFields()]);
+      const named = (meta.fields || []).map((about) => about.name);
+      const lines = [["row", "sentence", csv.label_name, ...meta.models.map((m) => `cluster (${m.label})`), ...named].map(cell).join(",")];
       rows.forEach((row, i) => {
         const text = csv.rows[String(row)] !== undefined ? csv.rows[String(row)] : found[i];
         const label = labels && meta.labels ? csv.labels[labels[row]] : csv.missing;
-        lines.push([row, text, label, ...meta.models.map((_, m) => clusters[m][row])].map(cell).join(","));
+        lines.push([row, text, label, ...meta.models.map((_, m) => clusters[m][row]),
+          ...columns.map((values, f) => (meta.fields[f].kind === "category" && values[row] !== 65535
+            ? csv.fields[f][values[row]] : fieldText(f, values, row)))].map(cell).join(","));
       });
       return new Blob([lines.join("\r\n") + "\r\n"], { type: "text/csv" });
     },
@@ -171,6 +188,10 @@ window.atlasData = ({ base, api }) => {
       return api ? asked(await fetch(`${api}/working/${a}/${b}`)) : null;
     },
     async disagree(a, b) { return json(`disagree-${a}-${b}.json`); },
-    texts, damaged, once, gunzipped, words,
+    async agreement() {  // how each model agrees with the corpus's category columns (null: not computed yet)
+      const response = await fetch(base + "agreement.json").catch(() => null);
+      return response && response.ok ? response.json() : null;
+    },
+    texts, damaged, once, gunzipped, words, fieldValues,
   };
 };
