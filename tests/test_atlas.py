@@ -404,7 +404,7 @@ def test_the_page_computes_selections_counts_the_word_filter_and_the_csv(browser
             break
         chosen = page.evaluate("atlasSource.selection([6, 0, 5, 2, 0], 1, 2, '')")
         assert (chosen["count"], chosen["pages"], [r["row"] for r in chosen["rows"]]) == (4, 2, [5, 6])
-        assert chosen["rows"][0] == {"row": 5, "text": "A dog barks at the mailman.", "label": "pets", "clusters": [3, 1]}
+        assert chosen["rows"][0] == {"row": 5, "text": "A dog barks at the mailman.", "label": "pets", "clusters": [3, 1], "fields": []}
         assert chosen["counts"][0]["clusters"] == [{"cluster": 0, "count": 2, "size": 2, "words": ["cat", "sofa"]},
                                                    {"cluster": 3, "count": 2, "size": 2, "words": ["dog"]}]
         assert chosen["counts"][1]["clusters"] == [{"cluster": 0, "count": 2, "size": 3, "words": []},
