@@ -72,7 +72,6 @@ def sts_csv(tmp_path: Path) -> Path:
 def test_map_prints_each_models_agreement_as_knearest_neighbours_left_one_out_finds_it(sts_csv: Path, capsys) -> None:
     from sklearn.neighbors import KNeighborsClassifier
 
-    from sbert_demo.atlas.agreement import codes_of
     from sbert_demo.atlas.store import open_atlas
     from sbert_demo.cli import main
     from sbert_demo.corpus.embed import embed_corpus
@@ -89,7 +88,7 @@ def test_map_prints_each_models_agreement_as_knearest_neighbours_left_one_out_fi
     sentences = atlas.texts()
     for f, field in enumerate(found["fields"]):
         assert f"Neighbour agreement with '{field['field']}'" in told.out
-        codes = codes_of(atlas, f)
+        codes = atlas.field(f)
         counts = np.bincount(codes)
         chance = np.mean((counts[codes] - 1) / (len(codes) - 1))
         for m, row in enumerate(field["models"]):
@@ -115,3 +114,32 @@ def test_map_prints_each_models_agreement_as_knearest_neighbours_left_one_out_fi
         assert 0 < glove["agreement"] <= 1 and 0 <= minilm["ari"] <= 1 and row["values"][0]["count"] > 0
     genre = {row["key"]: row for row in found["fields"][0]["models"]}
     assert genre["all-MiniLM-L6-v2"]["agreement"] > genre["all-MiniLM-L6-v2"]["chance"]
+
+
+def test_each_column_is_kept_in_the_fewest_bytes_that_hold_it_and_read_back_as_it_was(tmp_path: Path) -> None:
+    from sbert_demo.atlas.store import Atlas
+
+    n = 1_000
+    rng = np.random.default_rng(0)
+    cells = {"genre": [None if i % 97 == 0 else f"g{i % 7}" for i in range(n)],
+             "product": [f"p{i % 280}" for i in range(n)],  # 280 values: more than a byte's codes
+             "year": [None if i % 50 == 0 else 1990 + i % 30 for i in range(n)],
+             "score": [round(float(v), 3) for v in rng.normal(size=n)],
+             "day": [f"2016-03-{1 + i % 28:02d}" for i in range(n)],
+             "big": [10 ** 6 + i for i in range(n)]}  # whole, but past two bytes
+    fields, _ = infer_all(cells)
+    atlas = Atlas.of_arrays("columns", [f"sentence {i}" for i in range(n)], {"demo": rng.normal(size=(n, 2))},
+                            {"demo": np.arange(n) % 3}, root=tmp_path, fields=fields)
+    about = {f["name"]: f for f in atlas.meta["fields"]}
+    assert {name: about[name]["type"] for name in cells} == {"genre": "u8", "product": "u16", "year": "i16",
+                                                           "score": "f32", "day": "i16", "big": "f32"}
+    sizes = {name: (atlas.data / about[name]["file"]).stat().st_size for name in cells}
+    assert sizes == {"genre": n, "product": 2 * n, "year": 2 * n, "score": 4 * n, "day": 2 * n, "big": 4 * n}
+    for f, found in enumerate(fields):
+        back = atlas.field(f)
+        if found.kind == "category":
+            assert back.tolist() == found.values.tolist()  # MISSING where none, as inferred
+        else:
+            assert np.array_equal(np.isnan(back), np.isnan(found.values))
+            assert np.allclose(back[~np.isnan(back)], found.values[~np.isnan(found.values)], rtol=1e-6)
+    assert atlas.field(0)[0] == MISSING and np.isnan(atlas.field(2)[0])

@@ -90,6 +90,7 @@ def published(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) ->
     from sbert_demo.atlas.store import publish
     from sbert_demo.data.benchmarks import sts_split
     from sbert_demo.data.corpora import Corpus, stsb_corpus
+    from sbert_demo.data.fields import infer_all
     from sbert_demo.encoding import model_cache
     from sbert_demo.encoding.encoder import encode
     from sbert_demo.explore.corpus_map import map_corpus
@@ -106,8 +107,11 @@ def published(tmp_path_factory: pytest.TempPathFactory, prepared_cache: Path) ->
         link_prepared(root / "cache", prepared_cache)
         try:
             corpus = stsb_corpus(REPO / "data")
-            sentences, labels = corpus.sentences[:N], corpus.labels[:N]
-            result = map_corpus(Corpus(f"stsb-{N}", sentences, labels, "source"), ["static-minilm", "all-MiniLM-L6-v2"], 6)
+            every = len(corpus.sentences) // N  # spread over the whole benchmark: every genre, year and split
+            sentences, labels = corpus.sentences[::every][:N], corpus.labels[::every][:N]
+            fields = infer_all({f.name: cells(f)[::every][:N] for f in corpus.fields})[0]  # genre, source, year, score, split
+            result = map_corpus(Corpus(f"stsb-{N}", sentences, labels, "source", fields=fields),
+                                ["static-minilm", "all-MiniLM-L6-v2"], 6)
             atlas = publish(result)
             site = publish_map(atlas, root / "site", app_url="http://127.0.0.1:7860/")
             dev = sts_split("dev", REPO / "data")
@@ -286,9 +290,25 @@ def with_word(sentences: list[str], rows, word: str) -> list[int]:
     return [int(r) for r in rows if re.search(rf"(?:^|[^\w]){re.escape(word)}", sentences[r], re.IGNORECASE)]
 
 
+def cells(field) -> list:
+    """A column's values as a table holds them (None where missing)."""
+    if field.kind == "category":
+        return [None if v == 65_535 else field.categories[v] for v in field.values]
+    return [None if np.isnan(v) else float(v) for v in field.values]
+
+
+def frame_of(atlas):
+    """The map's columns as pandas reads them, a row per sentence (category values, numbers; NaN where none)."""
+    import pandas as pd
+
+    return pd.DataFrame({about["name"]: ([None if c == 65_535 else about["categories"][c] for c in atlas.field(f)]
+                                         if about["kind"] == "category" else atlas.field(f))
+                         for f, about in enumerate(atlas.meta["fields"])})
+
+
 def csv_of(atlas, rows) -> bytes:
     """A selection's CSV as the page should write it, by Python's csv module: row, sentence, label, each model's
-    cluster, formula-like text kept as text."""
+    cluster, each of the corpus's columns (a number to 7 significant digits), formula-like text kept as text."""
     import csv
     import io
 
@@ -296,11 +316,22 @@ def csv_of(atlas, rows) -> bytes:
 
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["row", "sentence", atlas.meta["label_name"], *[f"cluster ({m['label']})" for m in atlas.models]])
+    fields = atlas.meta.get("fields", [])
+    writer.writerow(["row", "sentence", atlas.meta["label_name"], *[f"cluster ({m['label']})" for m in atlas.models],
+                     *[about["name"] for about in fields]])
     texts, labels = atlas.texts(), atlas.labels()
+    values = [atlas.field(f) for f in range(len(fields))]
+
+    def shown(f: int, row: int) -> str:
+        value = values[f][row]
+        if fields[f]["kind"] == "category":
+            return "" if value == 65_535 else spreadsheet_safe(fields[f]["categories"][value])
+        return "" if np.isnan(value) else format(float(value), ".7g")
+
     for row in rows:
         writer.writerow([row, spreadsheet_safe(texts[row]), spreadsheet_safe(atlas.meta["labels"][labels[row]]),
-                         *[atlas.clusters(m)[row] for m in range(len(atlas.models))]])
+                         *[atlas.clusters(m)[row] for m in range(len(atlas.models))],
+                         *[shown(f, row) for f in range(len(fields))]])
     return out.getvalue().encode("utf-8")
 
 
@@ -356,6 +387,91 @@ def test_the_app_and_the_published_folder_show_the_same_table_counts_and_csv(
         top = np.bincount(atlas.clusters(0)[expected]).max()  # the first model's largest cluster in the lasso
         assert f"{round(100 * top / len(expected))}%" in seen["app"]["counts"].split("\n")[0]
         assert 0 < len(wanted) < len(expected)
+    finally:
+        app.terminate()
+        app.wait(10)
+
+
+def test_facets_in_the_app_and_the_published_folder_draw_and_count_what_pandas_finds(
+        browser, published: Published, static_server: str) -> None:
+    """The corpus's own columns in both places: coloured by genre, a click on a genre's value and a brush across
+    the year's histogram (the mouse, on the page) select the rows pandas finds with the same values and range,
+    greyed on the maps; each facet's counts are what the others leave (crossfilter); a lasso narrows them; the
+    link keeps them; the CSV is byte for byte the same in the app and the published folder."""
+    atlas = published.atlas
+    frame = frame_of(atlas)
+    about = {field["name"]: (f, field) for f, field in enumerate(atlas.meta["fields"])}
+    genre_at, genre = about["genre"]
+    year_at, year = about["year"]
+    news = genre["categories"].index("news")
+    port = free_port()
+    app = subprocess.Popen([sys.executable, "-c", APP, str(port)], cwd=REPO,
+                           env={**os.environ, "SBERT_DEMO_CACHE": str(published.cache)})
+    url = f"http://127.0.0.1:{port}/"
+    polygon = [[-0.9, -0.9], [0.2, -0.9], [0.2, 0.9], [-0.9, 0.9]]
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url + f"atlas/data/{atlas.id}/meta.json", timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and app.poll() is None, "the app's routes did not start"
+                time.sleep(0.2)
+        seen = {}
+        for where, (base, path) in {"app": (url, f"atlas/?map={atlas.id}&colour=field:{genre_at}"),
+                                    "site": (static_server, f"?colour=field:{genre_at}")}.items():
+            context, page, left, errors = open_site(browser, base, path=path)
+            assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
+            assert page.evaluate("atlas.state.colour") == f"field:{genre_at}"
+            page.wait_for_function(f"document.querySelector('[data-f=\"{genre_at}\"] button.value .n').textContent !== ''")
+            page.click(f'#facet-list [data-f="{genre_at}"] button.value[data-code="{news}"]')
+            page.wait_for_function(f"atlas.state.selection && atlas.state.selection.length === {int((frame['genre'] == 'news').sum())}")
+            page.click(f'#facet-list [data-f="{year_at}"] summary')
+            box = page.locator(f'#facet-list [data-f="{year_at}"] canvas').bounding_box()
+            page.mouse.move(box["x"] + 0.15 * box["width"], box["y"] + box["height"] / 2)
+            page.mouse.down()
+            page.mouse.move(box["x"] + 0.55 * box["width"], box["y"] + box["height"] / 2, steps=5)
+            page.mouse.up()
+            page.wait_for_function("atlas.state.facets.list().length === 2 && location.hash.includes('..')")
+            ranged = page.evaluate(f"atlas.state.facets.list().find((f) => f.f === {year_at})")
+            lo, hi = ranged["lo"], ranged["hi"]
+            assert year["min"] < lo <= hi < year["max"], ranged  # a brush across part of the years
+            chosen = frame.index[(frame["genre"] == "news") & (frame["year"] >= lo) & (frame["year"] <= hi)].tolist()
+            page.wait_for_function(f"atlas.state.selection.length === {len(chosen)}")
+            assert page.evaluate("Array.from(atlas.state.selection)") == chosen and chosen
+            greyed = page.evaluate("atlas.state.views[1].colours.filter((v, i) => i % 4 === 3 && v < 255).length")
+            assert greyed == N - len(chosen)  # the maps draw what the facets leave, the rest grey
+            assert page.inner_text("#sel-title") == f"{len(chosen):,} sentences with the chosen genre, year"
+            # a facet's counts: its values among the rows the other facets leave (here: the year's range)
+            in_years = frame[(frame["year"] >= lo) & (frame["year"] <= hi)]["genre"].value_counts()
+            page.wait_for_function(f"document.querySelector('[data-f=\"{genre_at}\"] button.value[data-code=\"{news}\"] .n')"
+                                   f".textContent === '{in_years.get('news', 0):,}'")
+            shown = dict(zip(page.eval_on_selector_all(f'[data-f="{genre_at}"] button.value .name', "e => e.map(x => x.textContent)"),
+                             page.eval_on_selector_all(f'[data-f="{genre_at}"] button.value .n', "e => e.map(x => x.textContent)")))
+            assert shown == {value: f"{in_years.get(value, 0):,}" for value in genre["categories"]}
+            linked = page.url
+            page.evaluate(f"atlas.lasso(1, {polygon})")  # a lasso narrows what the facets chose
+            inside_lasso = set(inside(atlas.coords(1).reshape(-1, 2), polygon).tolist())
+            both = [row for row in chosen if row in inside_lasso]
+            page.wait_for_function(f"atlas.state.selection.length === {len(both)}")
+            assert page.evaluate("Array.from(atlas.state.selection)") == both
+            with page.expect_download() as started:
+                page.click("#export")
+            again = context.new_page()  # the link before the lasso: the same facets, the same rows
+            again.goto(linked)
+            again.wait_for_selector("body[data-ready='1']")
+            again.wait_for_function(f"atlas.state.selection && atlas.state.selection.length === {len(chosen)}")
+            assert again.evaluate("atlas.state.facets.list()") == page.evaluate("atlas.state.facets.list()")
+            problems = page.evaluate(TEXT_PROBLEMS)
+            assert problems == [], problems
+            capture(page, ARTIFACTS / f"facets-{where}.png")
+            seen[where] = {"csv": Path(started.value.path()).read_bytes(), "title": page.inner_text("#sel-title"),
+                           "table": page.inner_text("#table"), "facets": page.inner_text("#facet-list")}
+            assert left == [] and errors == [], (where, left, errors)
+            context.close()
+        assert seen["app"] == seen["site"]
+        assert seen["app"]["csv"] == csv_of(atlas, both)
     finally:
         app.terminate()
         app.wait(10)

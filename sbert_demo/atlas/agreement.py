@@ -23,17 +23,12 @@ from .compare import K, neighbours
 from .store import Atlas
 
 
-def codes_of(atlas: Atlas, f: int) -> np.ndarray:
-    """The codes of the map's field ``f`` (a category), :data:`~sbert_demo.data.fields.MISSING` where none."""
-    return np.fromfile(atlas.data / atlas.meta["fields"][f]["file"], dtype="<u2")
-
-
 def agreement(atlas: Atlas, m: int, f: int) -> dict:
     """Model ``m``'s neighbours and clusters against the category field ``f`` of the map (the module's measures)."""
     from sklearn.metrics import adjusted_rand_score, v_measure_score
 
     about = atlas.meta["fields"][f]
-    codes, near = codes_of(atlas, f), neighbours(atlas, m)
+    codes, near = atlas.field(f), neighbours(atlas, m)
     valid = codes != MISSING
     counts = np.bincount(codes[valid], minlength=len(about["categories"]))
     same = (codes[near] == codes[:, None]) & (codes[near] != MISSING)  # (n, K): a neighbour with the row's value

@@ -9,8 +9,10 @@ Its ``data/`` folder is everything the page (:mod:`sbert_demo.atlas.page`) reads
                               fine: 2-D regions named by their own c-TF-IDF words, for a zoomed-in view)
     points-<m>.f32            x, y per sentence (little-endian float32, scaled into [-1, 1])
     clusters-<m>.u16  labels.u16
-    field-<f>.u16 / .f32      the corpus's own columns (:mod:`sbert_demo.data.fields`): a category's codes, a
-                              number's or a date's values (days since 1970), described in ``meta.json``
+    field-<f>.<type>          the corpus's own columns (:mod:`sbert_demo.data.fields`): a category's codes (u8
+                              up to 255 values, else u16), a number's or a date's values (days since 1970;
+                              i16 where they are whole and small, else f32), each with its missing code in
+                              ``meta.json``
     texts/<c>.json.gz         the sentences by chunks of :data:`CHUNK` (gzipped JSON), fetched when needed
     csv.json                  the cells a spreadsheet would run as formulas, as the CSV export writes them
     shared-<a>-<b>.u8  disagree-<a>-<b>.json    two models compared (:mod:`.compare`), once asked
@@ -49,7 +51,7 @@ from ..explore.exports import spreadsheet_safe
 from ..formatting import MISSING
 from ..shared import BoundedCache, memoize
 
-FORMAT = "2"
+FORMAT = "3"
 CHUNK = 2000  # sentences per text file: a hover or a table page fetches one or a few (~150 KB each, ~50 gzipped)
 FINE_REGIONS = 64  # named regions of the 2-D map shown when zoomed in
 WORDS_SAMPLE = 60_000  # sentences read to name the fine regions
@@ -205,23 +207,51 @@ class Atlas:
         path = self.data / "labels.u16"
         return np.fromfile(path, dtype="<u2") if path.is_file() else None
 
+    def field(self, f: int) -> np.ndarray:
+        """The map's column ``f`` as :mod:`sbert_demo.data.fields` keeps it: a category's codes as uint16
+        (65,535: none), a number's or a date's values as float64 (NaN: none)."""
+        about = self.meta["fields"][f]
+        dtype, none = FIELD_TYPES[about["type"]]
+        stored = np.fromfile(self.data / about["file"], dtype=dtype)
+        if about["kind"] == "category":
+            return np.where(stored == none, 65_535, stored.astype(np.uint16)).astype(np.uint16)
+        values = stored.astype(np.float64)
+        return values if none is None else np.where(stored == none, np.nan, values)
+
     def texts(self) -> list[str]:
         """Every sentence, in row order (read from the page's chunks once, then kept for a few maps)."""
         return _texts(str(self.data), self.n)
 
 
-def _write_field(data: Path, f: int, found) -> dict:
-    """One of the corpus's columns as the page reads it: its values in ``field-<f>.u16`` (a category's codes,
-    65,535 where missing) or ``.f32`` (a number, a date as days since 1970; NaN where missing), and what it is."""
-    about = {"name": found.name, "kind": found.kind, "missing": found.missing, "note": found.note}
+# A column's values in the fewest bytes that hold them, and the code that says "none": a category's codes in
+# one byte up to 255 values; a number's or a date's in two where every value is whole and small (a year, a
+# rating, a day), else float32 with NaN for none.
+FIELD_TYPES = {"u8": ("<u1", 255), "u16": ("<u2", 65_535), "i16": ("<i2", -32_768), "f32": ("<f4", None)}
+
+
+def _field_type(found) -> str:
     if found.kind == "category":
-        about["file"] = f"field-{f}.u16"
-        found.values.astype("<u2").tofile(data / about["file"])
+        return "u8" if len(found.categories) < 255 else "u16"
+    known = found.values[~np.isnan(found.values)]
+    whole = bool(known.size) and np.all(known == np.round(known)) and np.all(np.abs(known) <= 32_767)
+    return "i16" if whole else "f32"
+
+
+def _write_field(data: Path, f: int, found) -> dict:
+    """One of the corpus's columns as the page reads it (``field-<f>.<type>``, :data:`FIELD_TYPES`) and what it
+    is: a category's values and counts, a number's or a date's least and largest value."""
+    kind = _field_type(found)
+    dtype, none = FIELD_TYPES[kind]
+    about = {"name": found.name, "kind": found.kind, "missing": found.missing, "note": found.note,
+             "file": f"field-{f}.{kind}", "type": kind, "none": none}
+    if found.kind == "category":
+        values = np.where(found.values == 65_535, none, found.values)
+        values.astype(dtype).tofile(data / about["file"])
         known = found.values[found.values != 65_535]
         return {**about, "categories": list(found.categories),
                 "counts": np.bincount(known, minlength=len(found.categories)).tolist()}
-    about["file"] = f"field-{f}.f32"
-    found.values.astype("<f4").tofile(data / about["file"])
+    values = found.values if none is None else np.where(np.isnan(found.values), none, found.values)
+    values.astype(dtype).tofile(data / about["file"])
     known = found.values[~np.isnan(found.values)]
     return {**about, "min": float(known.min()), "max": float(known.max())}
 

@@ -17,7 +17,7 @@ Example::
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .benchmarks import STS_SPLITS, data_folder
@@ -90,7 +90,13 @@ def read_corpus(path: str | Path, text_column: str | None = None, label_column: 
                for line, fields in rows]
     parsed = clean_records(records, "Row", name, max_sentences, MAX_SENTENCE_CHARS, drop_repeats=True)
     label_name = None if label_at is None or parsed.groups is None else header[label_at]
-    return _corpus(name, parsed, label_name, tuple(header), header[text_at])
+    corpus = _corpus(name, parsed, label_name, tuple(header), header[text_at])
+    # every other column, a value per sentence kept (its row's), typed; the text and the label are not repeated
+    by_line = dict(rows)
+    kept = [by_line[number] for number in parsed.numbers]
+    others = {header[at]: [_cell(cells, at) for cells in kept] for at in range(len(header)) if at not in (text_at, label_at)}
+    fields, left_out = infer_all(others)
+    return replace(corpus, fields=fields, notes=corpus.notes + [f"Column {note[len('the column '):]}." for note in left_out])
 
 
 def corpus_columns(path: str | Path) -> list[str]:

@@ -34,6 +34,7 @@ class ParsedSentences:
     sentences: list[str]
     groups: list[str] | None
     notes: list[str]  # remarks for the user, e.g. "Skipped 3 blank lines."
+    numbers: list[int] | None = None  # each sentence's record number in its source (clean_records)
 
 
 # One input record before cleaning: (line number in the source, group label or None, sentence).
@@ -146,6 +147,7 @@ def clean_records(
     """
     sentences: list[str] = []
     labels: list[str | None] = []
+    numbers: list[int] = []
     blank = removed = 0
     label_only: list[int] = []
     empty_label: list[int] = []
@@ -167,6 +169,7 @@ def clean_records(
             empty_label.append(number)
         sentences.append(sentence)
         labels.append(group)
+        numbers.append(number)
     if not drop_repeats:  # otherwise counted once the repeats are gone
         _check_count(len(sentences), source, max_sentences)
 
@@ -183,14 +186,14 @@ def clean_records(
         notes.append(f"Removed {removed} invisible or control character{'s' * (removed > 1)}.")
     notes.extend(_truncate(sentences, max_chars))
     if drop_repeats:
-        sentences, labels = _drop_repeats(sentences, labels, notes)
+        sentences, labels, numbers = _drop_repeats(sentences, labels, numbers, notes)
         _check_count(len(sentences), source, max_sentences)
     groups = _fill_groups(labels, unit, empty_label, notes)
     if not drop_repeats:
         notes.extend(_duplicate_notes(sentences))
     for note in notes:
         logger.debug("parse note: %s", note)
-    return ParsedSentences(sentences, groups, notes)
+    return ParsedSentences(sentences, groups, notes, numbers)
 
 
 def _check_count(count: int, source: str | None, max_sentences: int) -> None:
@@ -245,18 +248,18 @@ def _fill_groups(
     return [label or UNGROUPED for label in labels]
 
 
-def _drop_repeats(sentences: list[str], labels: list[str | None],
-                  notes: list[str]) -> tuple[list[str], list[str | None]]:
+def _drop_repeats(sentences: list[str], labels: list[str | None], numbers: list[int],
+                  notes: list[str]) -> tuple[list[str], list[str | None], list[int]]:
     first: dict[str, int] = {}
     for i, sentence in enumerate(sentences):
         first.setdefault(sentence, i)
     if len(first) == len(sentences):
-        return sentences, labels
+        return sentences, labels, numbers
     kept = sorted(first.values())
     dropped = len(sentences) - len(kept)
     notes.append(f"Dropped {dropped:,} repeated sentence{'s' * (dropped > 1)} (the first occurrence and its "
                  "label are kept): the map shows each sentence once.")
-    return [sentences[i] for i in kept], [labels[i] for i in kept]
+    return [sentences[i] for i in kept], [labels[i] for i in kept], [numbers[i] for i in kept]
 
 
 def _duplicate_notes(sentences: list[str]) -> list[str]:

@@ -21,7 +21,7 @@
   const REST_MS = 160;
   const state = {
     meta: null, views: [], colour: "cluster", labels: null, shared: null, pair: [0, 1],
-    selection: null, mask: null, from: -1, lasso: false, page: 0, filter: "", active: 0, focus: -1,
+    selection: null, base: null, baseLink: null, facets: null, mask: null, from: -1, lasso: false, page: 0, filter: "", active: 0, focus: -1,
     timings: { start: performance.now() },
   };
   const sentences = new Map();
@@ -203,7 +203,8 @@
       const rows = state.selection;
       this.selectedCount = rows && this.uint ? rows.length : 0;
       if (this.selectedCount) {
-        const slots = this.slot ? Uint32Array.from(rows, (row) => this.slot[row]).sort() : new Uint32Array(rows.buffer, rows.byteOffset, rows.length);
+        let slots = this.slot ? Uint32Array.from(rows, (row) => this.slot[row]) : new Uint32Array(rows.buffer, rows.byteOffset, rows.length);
+        if (this.slot && slots.length <= 100000) slots = slots.sort();  // drawn in the maps' order (a filter's million: as found)
         gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.selected);
         gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, slots, gl.DYNAMIC_DRAW);
       }
@@ -528,27 +529,45 @@
     return select(rows, m, started, `lasso=${m}:${polygon.map(([x, y]) => `${x},${y}`).join(";")}`);
   }
 
-  // The address always names the selection shown: its lasso, or its rows (a click in "Where they disagree",
-  // a search's matches); none when nothing is selected.
+  // What is shown selected: a lasso's or a list's rows (a click in "Where they disagree", a search's matches)
+  // that pass the chosen facets, or the facets' rows alone. The address always names it: its lasso or rows,
+  // and its facets; none when nothing is selected.
   async function select(rows, from = -1, started = performance.now(), link = null) {
-    state.selection = rows && rows.length ? rows : null;
-    state.from = from;
+    state.base = rows && rows.length ? rows : null;
+    state.baseLink = state.base ? link || `rows=${Array.from(rows).join(",")}` : null;
+    state.from = state.base ? from : -1;
+    return refresh(started);
+  }
+
+  async function refresh(started = performance.now()) {
+    const facets = state.facets ? state.facets.list() : [];
+    let rows = state.base;
+    if (facets.length) {
+      try { rows = await source.passing(facets, state.base); } catch (error) { say(error.message, "error"); return 0; }
+    }
+    state.selection = rows && (rows.length || facets.length) ? rows : null;
     state.mask = null;
     if (state.selection) {
       state.mask = new Uint8Array(state.meta.n);
       for (const row of rows) state.mask[row] = 1;
-      history.replaceState(null, "", `${location.pathname}${location.search}#${link || `rows=${Array.from(rows).join(",")}`}`);
-    } else if (location.hash) {
-      history.replaceState(null, "", `${location.pathname}${location.search}`);
     }
-    $("#clear").disabled = !state.selection;
+    const link = [state.baseLink, ...(state.facets ? state.facets.toLink() : [])].filter(Boolean).join("&");
+    history.replaceState(null, "", `${location.pathname}${location.search}${link ? `#${link}` : ""}`);
+    $("#clear").disabled = !state.base;
     state.page = 0;
     // the table first: its sentences' chunk is fetched before the maps' next frame, which a CPU-drawn WebGL
     // (SwiftShader) takes up to 0.6 s to draw at a million points, holds the page's thread
     await fillTable();
     repaint();
     state.timings.select = performance.now() - started;
+    showTallies(facets);  // after the maps are redrawn
     return state.timings.select;
+  }
+
+  function showTallies(facets) {  // each facet's counts among what the other facets and the selection leave
+    if (!state.facets) return;
+    source.tallies(facets, state.base, state.facets.BINS).then((found) => state.facets.show(found))
+      .catch((error) => say(error.message, "error"));
   }
 
   async function fillTable() {
@@ -560,7 +579,10 @@
     } catch (error) { say(error.message, "error"); return; }
     section.hidden = false;
     const where = state.from >= 0 ? ` in ${state.meta.models[state.from].label}'s map` : "";
-    $("#sel-title").textContent = `${answer.count.toLocaleString()} sentences selected${where}`;
+    const named = state.facets ? state.facets.names() : [];
+    $("#sel-title").textContent = state.base ? `${answer.count.toLocaleString()} sentences selected${where}`
+      + (named.length ? ` with the chosen ${named.join(", ")}` : "")
+      : `${answer.count.toLocaleString()} sentences with the chosen ${named.join(", ")}`;
     $("#counts").innerHTML = answer.counts.map((model) => `<div class="count"><b>${escapeHtml(model.model)}</b>: `
       + model.clusters.slice(0, 5).map((c) => `<span class="chip" title="cluster ${c.cluster}: ${c.size.toLocaleString()} sentences">`
         + `${escapeHtml(c.words.slice(0, 2).join(" · ") || "cluster " + c.cluster)} <b>${Math.round(100 * c.count / answer.count)}%</b></span>`).join(" ")
@@ -569,7 +591,7 @@
     body.innerHTML = answer.rows.map((row) => `<tr data-row="${row.row}"><td>${row.row.toLocaleString()}</td>`
       + `<td>${escapeHtml(row.text)}${row.label != null ? ` <span class="muted">(${escapeHtml(row.label)})</span>` : ""}`
       + `${row.fields.some((v) => v) ? `<div class="fields muted">${row.fields.map((v, f) => (v ? `${escapeHtml(state.meta.fields[f].name)}: ${escapeHtml(v)}` : "")).filter(Boolean).join(" · ")}</div>` : ""}</td></tr>`).join("")
-      || `<tr><td colspan="2" class="muted">No selected sentence has those words.</td></tr>`;
+      || `<tr><td colspan="2" class="muted">${answer.count ? "No selected sentence has those words." : "No sentence passes every filter."}</td></tr>`;
     $("#page").textContent = `page ${answer.page + 1} of ${answer.pages} · ${answer.matching.toLocaleString()} shown`;
     $("#prev").disabled = answer.page === 0;
     $("#next").disabled = answer.page + 1 >= answer.pages;
@@ -700,17 +722,19 @@
 
   async function applyLink() {
     const hash = new URLSearchParams(location.hash.slice(1));
+    const facets = state.facets ? state.facets.fromLink(hash.getAll("facet")) : [];
     const lasso = hash.get("lasso");
     if (lasso && lasso.includes(":")) {
       const [m, points] = lasso.split(":");
       const polygon = points.split(";").map((p) => p.split(",").map(Number)).filter((p) => p.length === 2 && p.every(Number.isFinite));
-      if (state.views[Number(m)] && polygon.length > 2) await selectLasso(Number(m), polygon);
+      if (state.views[Number(m)] && polygon.length > 2) { await selectLasso(Number(m), polygon); return; }
     }
     const rows = hash.get("rows");
     if (rows) {
       const chosen = rows.split(",").map(Number).filter((r) => Number.isInteger(r) && r >= 0 && r < state.meta.n);
       await select(Int32Array.from(new Set(chosen)).sort());
-    }
+    } else if (facets.length) await refresh();
+    else showTallies([]);
   }
 
   // --- search by meaning (a published map: atlas_search.js embeds the query in this page) ------------
@@ -812,6 +836,9 @@
     if (!meta.labels) $("#colour option[value=label]").disabled = true;
     (meta.fields || []).forEach((about, f) => $("#colour").append(el("option", { value: `field:${f}`, text: about.name })));
     showAgreement(await source.agreement());
+    if ((meta.fields || []).length || (meta.fields_left || []).length) {
+      state.facets = window.atlasFacets({ meta, palette: PALETTE, onChange: () => refresh() });
+    }
     if (!pairs.length) $("#colour option[value=shared]").disabled = true;
     showModel(0);
     wire();

@@ -70,8 +70,17 @@ window.atlasData = ({ base, api }) => {
 
   // The corpus's own columns (meta.fields): a category's codes (65535: none), a number's or a date's values (days
   // since 1970; NaN: none), each file fetched once, when a colour, the table or the CSV first needs it.
-  const fieldValues = (f) => once(fields, f, () => binary(meta.fields[f].file,
-    meta.fields[f].kind === "category" ? Uint16Array : Float32Array, meta.n));
+  // Kept in the fewest bytes (meta's "type", its "none" code); read as one form: codes as Uint16Array, values as
+  // Float32Array.
+  const STORED = { u8: Uint8Array, u16: Uint16Array, i16: Int16Array, f32: Float32Array };
+  const fieldValues = (f) => once(fields, f, async () => {
+    const about = meta.fields[f], kept = await binary(about.file, STORED[about.type] || Float32Array, meta.n);
+    if (about.type === "u16" || about.type === "f32" || !about.type) return kept;
+    const out = about.kind === "category" ? new Uint16Array(meta.n) : new Float32Array(meta.n);
+    const none = about.kind === "category" ? 65535 : NaN;
+    for (let row = 0; row < meta.n; row++) out[row] = kept[row] === about.none ? none : kept[row];
+    return out;
+  });
   const allFields = () => Promise.all((meta.fields || []).map((_, f) => fieldValues(f)));
   function fieldText(f, values, row) {  // a row's value as the table and the CSV write it ("" where none)
     const about = meta.fields[f], value = values[row];
@@ -115,7 +124,36 @@ window.atlasData = ({ base, api }) => {
     });
   }
 
-  const sorted = (rows) => Array.from(new Set(Array.from(rows, Number))).sort((x, y) => x - y);
+  function sorted(rows) {  // rows in order, once each (a filter's rows come so already: kept as they are)
+    let ordered = rows instanceof Int32Array;
+    for (let i = 1; ordered && i < rows.length; i++) ordered = rows[i - 1] < rows[i];
+    return ordered ? rows : Array.from(new Set(Array.from(rows, Number))).sort((x, y) => x - y);
+  }
+
+  // Facets on the corpus's own columns: per column, the chosen categories ({f, values: [codes]}) or a range
+  // ({f, lo, hi}, both included); a row without a value passes none. Each row's failures are counted once, so
+  // a column's tally (crossfilter) counts the rows that pass every other facet and the selection ("within").
+  async function facetFailures(facets, within) {
+    const n = meta.n, failed = new Uint8Array(n), failedAt = new Int8Array(n).fill(-1);
+    const columns = await Promise.all(facets.map((facet) => fieldValues(facet.f)));
+    facets.forEach((facet, i) => {
+      const values = columns[i];
+      const fail = (row) => { failed[row] += 1; failedAt[row] = i; };
+      if (facet.values) {
+        const allowed = new Uint8Array(65536);
+        for (const code of facet.values) allowed[code] = 1;
+        for (let row = 0; row < n; row++) if (!allowed[values[row]]) fail(row);
+      } else {
+        for (let row = 0; row < n; row++) { const v = values[row]; if (!(v >= facet.lo && v <= facet.hi)) fail(row); }
+      }
+    });
+    if (within) {  // outside the selection counts as failing every facet
+      const inside = new Uint8Array(n);
+      for (const row of within) inside[row] = 1;
+      for (let row = 0; row < n; row++) if (!inside[row]) failed[row] = 255;
+    }
+    return { failed, failedAt };
+  }
 
   function cell(value) {  // as Python's csv module writes it: quoted when it holds a comma, a quote or a line break
     const text = String(value);
@@ -155,7 +193,7 @@ window.atlasData = ({ base, api }) => {
       const shown = await matching(rows, query);
       const pages = Math.max(1, Math.ceil(shown.length / size));
       page = Math.max(0, Math.min(page, pages - 1));
-      const chosen = shown.slice(page * size, (page + 1) * size);
+      const chosen = Array.from(shown.slice(page * size, (page + 1) * size));
       const [found, columns] = await Promise.all([texts(chosen), allFields()]);
       return { count: rows.length, matching: shown.length, page, pages, counts: counts(rows),
         rows: chosen.map((row, i) => ({ row, text: found[i], label: labelOf(row), clusters: meta.models.map((_, m) => clusters[m][row]),
@@ -176,6 +214,33 @@ window.atlasData = ({ base, api }) => {
             ? csv.fields[f][values[row]] : fieldText(f, values, row)))].map(cell).join(","));
       });
       return new Blob([lines.join("\r\n") + "\r\n"], { type: "text/csv" });
+    },
+    // The rows that pass every facet (in order; all of "within" when no facet is chosen).
+    async passing(facets, within = null) {
+      const { failed } = await facetFailures(facets, within);
+      let count = 0;
+      for (let row = 0; row < meta.n; row++) if (!failed[row]) count++;
+      const rows = new Int32Array(count);
+      for (let row = 0, at = 0; row < meta.n; row++) if (!failed[row]) rows[at++] = row;
+      return rows;
+    },
+    // Per column, its values' counts among the rows that pass the other columns' facets and lie in "within": a
+    // category's per value (its codes' order), a number's or a date's in "bins" equal bins from its min to max.
+    async tallies(facets, within = null, bins = 32) {
+      const { failed, failedAt } = await facetFailures(facets, within);
+      const columns = await Promise.all((meta.fields || []).map((_, f) => fieldValues(f)));
+      return columns.map((values, f) => {
+        const about = meta.fields[f], own = facets.findIndex((facet) => facet.f === f);
+        const counts = new Uint32Array(about.kind === "category" ? about.categories.length : bins);
+        const width = (about.max - about.min) / bins || 1;
+        for (let row = 0; row < meta.n; row++) {
+          if (failed[row] && !(failed[row] === 1 && failedAt[row] === own)) continue;
+          const v = values[row];
+          if (about.kind === "category") { if (v !== 65535) counts[v] += 1; }
+          else if (!Number.isNaN(v)) counts[Math.min(bins - 1, Math.floor((v - about.min) / width))] += 1;
+        }
+        return counts;
+      });
     },
     async shared(a, b) {  // per sentence, how many of its 10 nearest neighbours a and b share
       const name = `shared-${a}-${b}.u8`;
