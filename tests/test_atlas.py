@@ -251,6 +251,7 @@ def test_the_app_serves_a_maps_folder_as_files_and_nothing_beside_it(client) -> 
     ("post", "/compare/0/0", "two different models"),
     ("post", "/compare/0/5", "has 2 model(s)"),
     ("get", "/working/x/1", "has 2 model(s)"),
+    ("post", "/agreement", "no category column"),
 ])
 def test_bad_requests_get_a_sentence_not_a_traceback(client, method, path, message) -> None:
     atlas = small_atlas()
@@ -475,7 +476,15 @@ def test_the_page_colours_lists_and_exports_the_corpus_columns(browser, atlas_se
     assert rows[1][-2:] == ["", f"{frame['score'][5]:g}"]  # no genre: empty
     seven = frame["genre"][7]
     assert rows[2][-2] == ("'" + seven if seven.startswith("=") else seven)  # a formula-like value kept as text
-    assert page.is_hidden("#agreement")  # nothing compared: no agreement table yet
+    # nothing compared yet: the app offers to, once; its table is what Python finds from the same neighbours
+    assert page.inner_text("#agreement-go") == "Compare each model with genre" and page.is_hidden("#agreement-tables table")
+    page.click("#agreement-go")
+    page.wait_for_selector("#agreement-tables table", timeout=120_000)
+    from sbert_demo.atlas.agreement import agreement
+
+    found = agreement(atlas, 0, 0)
+    assert page.inner_text("#agreement-tables td.num").strip() == f"{found['agreement']:.2f}"
+    assert page.is_hidden("#agreement-go") and (atlas.data / "agreement.json").is_file()
     page.close()
 
 

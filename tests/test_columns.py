@@ -143,3 +143,45 @@ def test_each_column_is_kept_in_the_fewest_bytes_that_hold_it_and_read_back_as_i
             assert np.array_equal(np.isnan(back), np.isnan(found.values))
             assert np.allclose(back[~np.isnan(back)], found.values[~np.isnan(found.values)], rtol=1e-6)
     assert atlas.field(0)[0] == MISSING and np.isnan(atlas.field(2)[0])
+
+
+def test_an_uploaded_table_keeps_each_column_of_the_rows_it_keeps(tmp_path: Path) -> None:
+    """The Corpus map tab's upload (read_corpus): each other column beside the text, its value from the same row
+    (blank and repeated rows dropped with their cells), typed; an empty column said, not dropped silently."""
+    from sbert_demo.data.corpora import read_corpus
+
+    path = tmp_path / "tickets.csv"
+    path.write_text("text,topic,year,price,when,<b>x</b>,empty\n"
+                    "A cat sleeps.,pets,2014,3.5,2016-03-01,a,\n"
+                    ",pets,2015,1,2016-03-02,b,\n"  # no sentence: skipped with its cells
+                    "A dog barks.,pets,2015,,2016-03-02,b,\n"
+                    "A cat sleeps.,news,2010,2,2016-03-02,c,\n"  # a repeat: the first one's cells kept
+                    "Stocks fell.,news,2013,10.25,,a,\n", encoding="utf-8")
+    corpus = read_corpus(path)
+    assert corpus.sentences == ["A cat sleeps.", "A dog barks.", "Stocks fell."] and corpus.label_name == "topic"
+    fields = {f.name: f for f in corpus.fields}
+    assert list(fields) == ["year", "price", "when", "<b>x</b>"]  # the text and the label not repeated
+    assert fields["year"].values.tolist() == [2014, 2015, 2013]
+    assert fields["price"].values[0] == 3.5 and np.isnan(fields["price"].values[1]) and fields["price"].values[2] == 10.25
+    assert fields["when"].kind == "date" and np.isnan(fields["when"].values[2])
+    assert [fields["<b>x</b>"].categories[c] for c in fields["<b>x</b>"].values] == ["a", "b", "a"]
+    assert "Column 'empty' is empty (every value missing): left out." in corpus.notes
+
+
+def test_the_corpus_tab_keeps_an_uploads_columns_and_its_map_view_gets_them(tmp_path: Path) -> None:
+    from sbert_demo.atlas.store import open_atlas
+    from sbert_demo.ui import corpus as tab
+
+    upload = tmp_path / "tickets.csv"
+    with upload.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "team", "opened"])
+        writer.writerows([f"ticket {i} about the {w} printer", ("billing", "support")[i % 2], f"2024-01-{1 + i % 28:02d}"]
+                         for i in range(60) for w in ["red"])
+    card, notes, state, data, clusters, found, view, *slots = tab.run_map(
+        "file", str(upload), None, None, ["glove-6b-50d"], "clusters", 3, progress=lambda *a, **k: None)
+    assert "team: category, 2 value(s) (billing 50%, support 50%)" in card and "opened: date, 2024-01-01 to 2024-01-28" in card
+    atlas = open_atlas(re.search(r"/atlas/\?map=([0-9a-f]+)", view).group(1))
+    assert [(f["name"], f["kind"], f["type"]) for f in atlas.meta["fields"]] == [("team", "category", "u8"),
+                                                                              ("opened", "date", "i16")]
+    assert atlas.field(0).tolist() == [i % 2 for i in range(60)]

@@ -88,6 +88,7 @@ def test_txt_and_parquet_corpora(tmp_path: Path) -> None:
     ("x.xlsx", b"PK\x03\x04", {}, "not a .txt, .csv, .tsv or .parquet file"),
     ("bin.csv", b"text\n\x00\x01", {}, "not UTF-8 text"),
     ("none.csv", b"a,b\n1,2\n3,4\n", {}, "has no text column"),
+    ("nohead.csv", b"A cat sleeps on the sofa.,pets\nA dog barks.,pets\n", {}, "first row reads like data: add a header"),
     ("cols.csv", b"text,label\nA.,x\nB.,y\n", {"text_column": "body"}, "has no column 'body'"),
     ("same.csv", b"text,label\nA.,x\nB.,y\n", {"label_column": "text"}, "cannot be both"),
     ("one.csv", b"text\nOnly one.\n", {}, "only one sentence"),

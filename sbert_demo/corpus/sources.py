@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..data.corpora import LABEL_COLUMNS, MAX_SENTENCE_CHARS, NO_LABEL, TEXT_COLUMNS, cell_text
-from ..data.tables import alternatives, find_column
+from ..data.tables import find_column, no_text_column
 from ..data.tables import not_utf8
 from ..data.text import clean_text, is_blank
 from .access import NotShared
@@ -157,8 +157,7 @@ def _columns(spec: SourceSpec, columns: list[str]) -> tuple[str, str | None]:
         raise ValueError(f"{spec.name} is empty; a corpus needs at least two sentences.")
     text_at = find_column(columns, TEXT_COLUMNS, spec.text_column, "text", spec.name)
     if text_at is None:
-        raise ValueError(f"{spec.name} has no text column; name one {alternatives(TEXT_COLUMNS[:4])} or choose it "
-                         f"(columns found: {', '.join(columns[:12])}).")
+        raise ValueError(no_text_column(spec.name, columns, TEXT_COLUMNS))
     label_at = None if spec.label_column == NO_LABEL else find_column(columns, LABEL_COLUMNS, spec.label_column,
                                                                       "label", spec.name)
     if label_at == text_at:

@@ -23,7 +23,7 @@ from pathlib import Path
 from .benchmarks import STS_SPLITS, data_folder
 from .fields import infer_all
 from .sentences import ParsedSentences, clean_records, parse_lines
-from .tables import alternatives, check_size, decode_upload, find_column, not_utf8, read_table
+from .tables import check_size, decode_upload, find_column, no_text_column, not_utf8, read_table
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +81,7 @@ def read_corpus(path: str | Path, text_column: str | None = None, label_column: 
     header, rows = _parquet_rows(path, max_sentences) if suffix == ".parquet" else _text_rows(path)
     text_at = find_column(header, TEXT_COLUMNS, text_column, "text", name)
     if text_at is None:
-        raise ValueError(f"{name} has no text column; name one {alternatives(TEXT_COLUMNS[:4])} or choose it "
-                         f"(columns found: {', '.join(header[:12]) or 'none'}).")
+        raise ValueError(no_text_column(name, header, TEXT_COLUMNS))
     label_at = None if label_column == NO_LABEL else find_column(header, LABEL_COLUMNS, label_column, "label", name)
     if label_at == text_at:
         raise ValueError(f"'{header[text_at]}' cannot be both the text and the label column; choose another.")

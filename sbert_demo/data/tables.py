@@ -164,6 +164,17 @@ def find_columns(table: Table, wanted: dict[str, tuple[str | None, tuple[str, ..
     return found
 
 
+def no_text_column(source: str, header: list[str], aliases: tuple[str, ...]) -> str:
+    """The sentence for a table without a text column: which names are looked for, what its header holds, and,
+    when that first row reads like data (a sentence, a number), that it has no header row."""
+    said = (f"{source} has no text column; name one {alternatives(aliases[:4])} or choose it (columns found: "
+            f"{', '.join(header[:12]) or 'none'}).")
+    looks_like_data = any(len(cell.split()) >= 3 or cell.strip().lstrip("-").replace(".", "", 1).isdigit()
+                          for cell in header)
+    return said + (" Its first row reads like data: add a header row (e.g. text,label,...) as the first line."
+                   if looks_like_data else "")
+
+
 def alternatives(names: tuple[str, ...]) -> str:
     """``'a', 'b' or 'c'``: the names a column may have, for a message."""
     quoted = [f"'{n}'" for n in names]

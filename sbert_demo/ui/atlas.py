@@ -6,13 +6,16 @@
   the same files a published folder holds: the page computes what it shows from them;
 * ``POST /atlas/api/<id>/compare/<a>/<b>`` — writes the comparison of two models (shared neighbours and where they
   disagree) into the folder, and ``GET /atlas/api/<id>/working/<a>/<b>`` says how far it is (its step, share and
-  time left), which the page asks every second meanwhile.
+  time left), which the page asks every second meanwhile;
+* ``POST /atlas/api/<id>/agreement`` — writes how each model's neighbours agree with the corpus's category
+  columns (:mod:`sbert_demo.atlas.agreement`) into the folder, once.
 
 Failures answer ``{"error": sentence}`` with status 400 (the user's doing) or 500 (logged).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -24,6 +27,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..atlas import compare
+from ..atlas.agreement import agreement_all
 from ..atlas.page import ASSETS, MAP_PAGE, TYPES
 from ..atlas.store import ID, atlas_root, open_atlas
 from .common import UNEXPECTED
@@ -99,6 +103,16 @@ def compared(request: Request) -> dict:
     return {"mean_shared": round(float(counts.mean()) / compare.K, 4)}
 
 
+def agreed(request: Request) -> dict:
+    """How each model of the map agrees with its category columns (computed once, then kept beside the map)."""
+    atlas = open_atlas(request.path_params["id"])
+    if not any(about["kind"] == "category" for about in atlas.meta.get("fields", [])):
+        raise ValueError("This map's corpus has no category column to compare its models with.")
+    kept = atlas.data / "agreement.json"
+    with compare.computing.hold(kept):
+        return json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else agreement_all(atlas)
+
+
 def working(request: Request) -> dict | None:
     """How far the shared neighbours of two models are: {fraction, what, left} or null when none computes."""
     return compare.progress_of(*_pair(request))
@@ -112,5 +126,6 @@ def routes() -> list:
         Mount("/atlas/data", MapFiles()),
         Route(api + "/compare/{a}/{b}", _answer(compared), methods=["POST"]),
         Route(api + "/working/{a}/{b}", _answer(working)),
+        Route(api + "/agreement", _answer(agreed), methods=["POST"]),
         Route("/atlas/{name}", asset),
     ]

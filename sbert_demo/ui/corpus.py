@@ -86,8 +86,13 @@ def load_corpus(source: str, path: str | None, text_column: str | None,
 
 def _card(corpus: Corpus) -> str:
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in corpus.notes[:6])
+    fields = getattr(corpus, "fields", ())  # its own columns, each with its type: colour and filter by them
+    columns = "".join(f"<li>{html.escape(found.describe())}</li>" for found in fields[:12])
+    more = f"<li>and {len(fields) - 12} more</li>" if len(fields) > 12 else ""
     return (f'<div class="corpus-card"><strong>{html.escape(corpus.describe())}</strong>'
-            + (f"<ul>{notes}</ul>" if notes else "") + "</div>")
+            + (f"<ul>{notes}</ul>" if notes else "")
+            + (f'<p>Its columns, to colour and filter the map view by:</p><ul>{columns}{more}</ul>' if columns else "")
+            + "</div>")
 
 
 UPLOAD_HINT = ("Upload a corpus file: .txt (one sentence per line, optionally 'label | sentence'), or .csv / .tsv / "

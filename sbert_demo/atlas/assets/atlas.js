@@ -784,6 +784,23 @@
     });
   }
 
+  function offerAgreement() {  // in the app, a map whose agreement is not computed yet: a button computes it, once
+    if (!source.canAgree()) return;
+    const go = $("#agreement-go");
+    $("#agreement").hidden = go.hidden = false;
+    const names = state.meta.fields.filter((about) => about.kind === "category").map((about) => about.name).join(", ");
+    go.textContent = `Compare each model with ${names}`;
+    go.addEventListener("click", async () => {
+      go.disabled = true;
+      say(`Finding each sentence's 10 nearest neighbours under each model and comparing them with ${names} (computed once, then kept)…`, "busy");
+      try {
+        showAgreement(await source.agree());
+        go.hidden = true;
+        say(`How each model's neighbours agree with ${names}: below, against chance.`);
+      } catch (error) { say(error.message, "error"); go.disabled = false; }
+    });
+  }
+
   function showAgreement(found) {  // each model against each category column: its neighbours' share, chance
     if (!found || !found.fields.length) return;
     $("#agreement").hidden = false;
@@ -835,9 +852,10 @@
     $("#pair-box").hidden = $("#disagree").hidden = pairs.length === 0;
     if (!meta.labels) $("#colour option[value=label]").disabled = true;
     (meta.fields || []).forEach((about, f) => $("#colour").append(el("option", { value: `field:${f}`, text: about.name })));
-    showAgreement(await source.agreement());
+    const agreement = await source.agreement();
+    if (agreement) showAgreement(agreement); else offerAgreement();
     if ((meta.fields || []).length || (meta.fields_left || []).length) {
-      state.facets = window.atlasFacets({ meta, palette: PALETTE, onChange: () => refresh() });
+      state.facets = window.atlasFacets({ meta, palette: PALETTE, onChange: () => { state.refreshed = refresh(); } });
     }
     if (!pairs.length) $("#colour option[value=shared]").disabled = true;
     showModel(0);

@@ -257,6 +257,10 @@ window.atlasData = ({ base, api }) => {
       const response = await fetch(base + "agreement.json").catch(() => null);
       return response && response.ok ? response.json() : null;
     },
+    canAgree: () => Boolean(api) && (meta.fields || []).some((about) => about.kind === "category"),
+    async agree() {  // the app writes it, once (each model's neighbours found, then compared with the columns)
+      return asked(await fetch(`${api}/agreement`, { method: "POST" }));
+    },
     texts, damaged, once, gunzipped, words, fieldValues,
   };
 };
