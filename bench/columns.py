@@ -81,6 +81,9 @@ def folder_bytes(folder: Path) -> int:
 def facets_in_the_page(cache: Path, atlas_id: str) -> list[str]:
     os.environ["SBERT_DEMO_CACHE"] = str(cache)
     from atlas import CHROMIUM, serve
+    from sbert_demo.config import reload_settings
+
+    reload_settings()  # the map's cache folder, not the one this process started with
     from playwright.sync_api import sync_playwright
 
     url, server = serve()
@@ -96,7 +99,9 @@ def facets_in_the_page(cache: Path, atlas_id: str) -> list[str]:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--enable-unsafe-swiftshader"])
         page = browser.new_page(viewport={"width": 1366, "height": 768})
         page.goto(f"{url}/atlas/?map={atlas_id}&colour=field:0")
-        page.wait_for_selector("body[data-ready='1']", timeout=600_000)
+        page.wait_for_selector("body[data-ready]", timeout=600_000)
+        if page.get_attribute("body", "data-ready") != "1":
+            raise SystemExit(f"the map view did not open: {page.inner_text('#status')}")
         fields = page.evaluate("atlas.state.meta.fields.map((f) => [f.name, f.kind, f.type])")
         lines.append("columns in the page: " + ", ".join(f"{n} ({k}, {t})" for n, k, t in fields))
         page.evaluate("atlas.state.facets.toggle(0, 0)")  # the column's file fetched once, before the timing

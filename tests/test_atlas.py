@@ -443,7 +443,7 @@ def test_the_page_colours_lists_and_exports_the_corpus_columns(browser, atlas_se
     n = 90
     frame = pd.DataFrame({"genre": rng.choice(["news", "=forum", "captions"], n), "score": rng.uniform(0, 5, n).round(2)})
     frame.loc[5, "genre"] = None
-    fields = [infer("genre", frame["genre"].tolist()), infer("score <b>", frame["score"].tolist())]
+    fields = [infer("genre", frame["genre"].tolist()), infer("+score <b>", frame["score"].tolist())]
     atlas = Atlas.of_arrays("columns.csv", [f"sentence {i}" for i in range(n)], {"glove-6b-50d": rng.normal(size=(n, 2))},
                             {"glove-6b-50d": rng.integers(0, 3, n)}, fields=fields)
     page = browser.new_page()
@@ -463,16 +463,16 @@ def test_the_page_colours_lists_and_exports_the_corpus_columns(browser, atlas_se
             assert tuple(colours[4 * i: 4 * i + 3]) == first[value]
     page.select_option("#colour", "field:1")
     page.wait_for_function("atlas.state.colour === 'field:1'")
-    assert "score <b>: 0" in page.inner_text("#legend") and "(blue)" in page.inner_text("#legend")
+    assert "+score <b>: 0" in page.inner_text("#legend") and "(blue)" in page.inner_text("#legend")
     low, high = int(frame["score"].idxmin()), int(frame["score"].idxmax())
     colours = page.evaluate("Array.from(atlas.state.views[0].colours)")
     assert colours[4 * low] > colours[4 * high] and colours[4 * low + 2] < colours[4 * high + 2]  # red to blue
     page.evaluate("atlas.select([5, 7])")
     page.wait_for_selector("#selection:not([hidden])")
-    assert f"genre: {frame['genre'][7]} · score <b>: {frame['score'][7]:g}" in page.inner_text("#table")
+    assert f"genre: {frame['genre'][7]} · +score <b>: {frame['score'][7]:g}" in page.inner_text("#table")
     exported = page.evaluate("atlasSource.exported([5, 7]).then((blob) => blob.text())")
     rows = list(csv.reader(io.StringIO(exported)))
-    assert rows[0][-2:] == ["genre", "score <b>"]
+    assert rows[0][-2:] == ["genre", "'+score <b>"]  # a formula-like name kept as text
     assert rows[1][-2:] == ["", f"{frame['score'][5]:g}"]  # no genre: empty
     seven = frame["genre"][7]
     assert rows[2][-2] == ("'" + seven if seven.startswith("=") else seven)  # a formula-like value kept as text
@@ -485,6 +485,12 @@ def test_the_page_colours_lists_and_exports_the_corpus_columns(browser, atlas_se
     found = agreement(atlas, 0, 0)
     assert page.inner_text("#agreement-tables td.num").strip() == f"{found['agreement']:.2f}"
     assert page.is_hidden("#agreement-go") and (atlas.data / "agreement.json").is_file()
+    page.click("#agreement-tables th[data-key='ari'] button")  # sortable by any heading
+    assert page.get_attribute("#agreement-tables th[data-key='ari']", "aria-sort") == "descending"
+    page.click("details.by-value summary")  # per value: its share, and the value its neighbours carry instead
+    shown = page.inner_text("table.values tbody")
+    for value in found["values"]:
+        assert f"{value['value']} {value['count']} · chance {value['chance']:.2f}\t{value['agreement']:.2f}" in shown
     page.close()
 
 

@@ -185,3 +185,25 @@ def test_the_corpus_tab_keeps_an_uploads_columns_and_its_map_view_gets_them(tmp_
     assert [(f["name"], f["kind"], f["type"]) for f in atlas.meta["fields"]] == [("team", "category", "u8"),
                                                                               ("opened", "date", "i16")]
     assert atlas.field(0).tolist() == [i % 2 for i in range(60)]
+
+
+@pytest.mark.parametrize("cells", [
+    ["news", " forum ", "news", None, "", "news\u00a0 today", float("nan")],
+    ["4.5", "3", "", "-0.25", "1e3", None],
+    ["2016-03-01", "2016-03-01T12:00:00", None, "2016-03-02 06:00"],
+    ["1", "two", "3", "1"], ["1_000", "2_000"], ["nan", "1"], ["inf", "2"], ["2016-03", "2016-04"],
+    [3, 4.5, None, float("nan")], [f"v{i % 400}" for i in range(1000)], [None, None],
+    ["Ünïcode", "日本", "日本", "🇯🇵 flag"],
+])
+def test_arrows_loops_infer_what_the_cell_by_cell_rules_do(cells) -> None:
+    """A million cells are inferred in Arrow's loops; each column here gets the same type, values, categories
+    (in the same order), missing count and note from both."""
+    from sbert_demo.data.fields import _infer_arrow, _infer_cells
+
+    fast, slow = _infer_arrow("c", cells), _infer_cells("c", cells)
+    assert fast is not None
+    assert (fast.kind, fast.categories, fast.missing, fast.note) == (slow.kind, slow.categories, slow.missing, slow.note)
+    if fast.kind in ("number", "date"):
+        assert np.array_equal(fast.values, slow.values, equal_nan=True)
+    else:
+        assert fast.values.tolist() == slow.values.tolist()

@@ -318,7 +318,7 @@ def csv_of(atlas, rows) -> bytes:
     writer = csv.writer(out)
     fields = atlas.meta.get("fields", [])
     writer.writerow(["row", "sentence", atlas.meta["label_name"], *[f"cluster ({m['label']})" for m in atlas.models],
-                     *[about["name"] for about in fields]])
+                     *[spreadsheet_safe(about["name"]) for about in fields]])
     texts, labels = atlas.texts(), atlas.labels()
     values = [atlas.field(f) for f in range(len(fields))]
 
@@ -343,57 +343,62 @@ uvicorn.run(Starlette(routes=routes()), host="127.0.0.1", port=int(sys.argv[1]),
 """
 
 
-def test_the_app_and_the_published_folder_show_the_same_table_counts_and_csv(
-        browser, published: Published, static_server: str) -> None:
-    """One map view: the app's /atlas/ (its routes in a process of their own, on this module's cache) and the
-    published folder on python -m http.server, the same lasso and the same word filter: the same table, the
-    same counts and a byte-identical CSV, each what Python works out from the map's files."""
-    atlas = published.atlas
+@pytest.fixture(scope="module")
+def app_routes(published: Published):
+    """The app's map view routes in a process of their own, on the published map's cache: its URL."""
     port = free_port()
     app = subprocess.Popen([sys.executable, "-c", APP, str(port)], cwd=REPO,
                            env={**os.environ, "SBERT_DEMO_CACHE": str(published.cache)})
     url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url + f"atlas/data/{atlas.id}/meta.json", timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and app.poll() is None, "the app's routes did not start"
-                time.sleep(0.2)
-        polygon = [[-0.7, -0.7], [0.6, -0.6], [0.7, 0.5], [-0.6, 0.7]]
-        expected = inside(atlas.coords(1).reshape(-1, 2), polygon)
-        wanted = with_word(published.sentences, with_word(published.sentences, expected, "man"), "a")  # both words
-        seen = {}
-        for where, (base, path) in {"app": (url, f"atlas/?map={atlas.id}"), "site": (static_server, "")}.items():
-            context, page, left, errors = open_site(browser, base, path=path)
-            assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
-            page.evaluate(f"atlas.lasso(1, {polygon})")
-            page.wait_for_selector("#selection:not([hidden])")
-            page.fill("#filter", "a man")
-            page.wait_for_function(f"document.querySelector('#page').innerText.includes('{len(wanted):,} shown')")
-            with page.expect_download() as started:
-                page.click("#export")
-            seen[where] = {"title": page.inner_text("#sel-title"), "counts": page.inner_text("#counts"),
-                           "table": page.inner_text("#table"), "page": page.inner_text("#page"),
-                           "rows": [int(r) for r in page.eval_on_selector_all("#table tr[data-row]",
-                                                                                "rs => rs.map(r => r.dataset.row)")],
-                           "csv": Path(started.value.path()).read_bytes()}
-            assert left == [] and errors == [], (where, left, errors)
-            context.close()
-        assert seen["app"] == seen["site"]
-        assert seen["app"]["rows"] == wanted[:50] and seen["app"]["csv"] == csv_of(atlas, expected)
-        top = np.bincount(atlas.clusters(0)[expected]).max()  # the first model's largest cluster in the lasso
-        assert f"{round(100 * top / len(expected))}%" in seen["app"]["counts"].split("\n")[0]
-        assert 0 < len(wanted) < len(expected)
-    finally:
-        app.terminate()
-        app.wait(10)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url + f"atlas/data/{published.atlas.id}/meta.json", timeout=2).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline and app.poll() is None, "the app's routes did not start"
+            time.sleep(0.2)
+    yield url
+    app.terminate()
+    app.wait(10)
+
+
+def test_the_app_and_the_published_folder_show_the_same_table_counts_and_csv(
+        browser, published: Published, static_server: str, app_routes: str) -> None:
+    """One map view: the app's /atlas/ (its routes in a process of their own, on this module's cache) and the
+    published folder on python -m http.server, the same lasso and the same word filter: the same table, the
+    same counts and a byte-identical CSV, each what Python works out from the map's files."""
+    atlas = published.atlas
+    url = app_routes
+    polygon = [[-0.7, -0.7], [0.6, -0.6], [0.7, 0.5], [-0.6, 0.7]]
+    expected = inside(atlas.coords(1).reshape(-1, 2), polygon)
+    wanted = with_word(published.sentences, with_word(published.sentences, expected, "man"), "a")  # both words
+    seen = {}
+    for where, (base, path) in {"app": (url, f"atlas/?map={atlas.id}"), "site": (static_server, "")}.items():
+        context, page, left, errors = open_site(browser, base, path=path)
+        assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
+        page.evaluate(f"atlas.lasso(1, {polygon})")
+        page.wait_for_selector("#selection:not([hidden])")
+        page.fill("#filter", "a man")
+        page.wait_for_function(f"document.querySelector('#page').innerText.includes('{len(wanted):,} shown')")
+        with page.expect_download() as started:
+            page.click("#export")
+        seen[where] = {"title": page.inner_text("#sel-title"), "counts": page.inner_text("#counts"),
+                       "table": page.inner_text("#table"), "page": page.inner_text("#page"),
+                       "rows": [int(r) for r in page.eval_on_selector_all("#table tr[data-row]",
+                                                                            "rs => rs.map(r => r.dataset.row)")],
+                       "csv": Path(started.value.path()).read_bytes()}
+        assert left == [] and errors == [], (where, left, errors)
+        context.close()
+    assert seen["app"] == seen["site"]
+    assert seen["app"]["rows"] == wanted[:50] and seen["app"]["csv"] == csv_of(atlas, expected)
+    top = np.bincount(atlas.clusters(0)[expected]).max()  # the first model's largest cluster in the lasso
+    assert f"{round(100 * top / len(expected))}%" in seen["app"]["counts"].split("\n")[0]
+    assert 0 < len(wanted) < len(expected)
 
 
 def test_facets_in_the_app_and_the_published_folder_draw_and_count_what_pandas_finds(
-        browser, published: Published, static_server: str) -> None:
+        browser, published: Published, static_server: str, app_routes: str) -> None:
     """The corpus's own columns in both places: coloured by genre, a click on a genre's value and a brush across
     the year's histogram (the mouse, on the page) select the rows pandas finds with the same values and range,
     greyed on the maps; each facet's counts are what the others leave (crossfilter); a lasso narrows them; the
@@ -404,77 +409,62 @@ def test_facets_in_the_app_and_the_published_folder_draw_and_count_what_pandas_f
     genre_at, genre = about["genre"]
     year_at, year = about["year"]
     news = genre["categories"].index("news")
-    port = free_port()
-    app = subprocess.Popen([sys.executable, "-c", APP, str(port)], cwd=REPO,
-                           env={**os.environ, "SBERT_DEMO_CACHE": str(published.cache)})
-    url = f"http://127.0.0.1:{port}/"
+    url = app_routes
     polygon = [[-0.9, -0.9], [0.2, -0.9], [0.2, 0.9], [-0.9, 0.9]]
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url + f"atlas/data/{atlas.id}/meta.json", timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and app.poll() is None, "the app's routes did not start"
-                time.sleep(0.2)
-        seen = {}
-        for where, (base, path) in {"app": (url, f"atlas/?map={atlas.id}&colour=field:{genre_at}"),
-                                    "site": (static_server, f"?colour=field:{genre_at}")}.items():
-            context, page, left, errors = open_site(browser, base, path=path)
-            assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
-            assert page.evaluate("atlas.state.colour") == f"field:{genre_at}"
-            page.wait_for_function(f"document.querySelector('[data-f=\"{genre_at}\"] button.value .n').textContent !== ''")
-            page.click(f'#facet-list [data-f="{genre_at}"] button.value[data-code="{news}"]')
-            page.wait_for_function(f"atlas.state.selection && atlas.state.selection.length === {int((frame['genre'] == 'news').sum())}")
-            page.click(f'#facet-list [data-f="{year_at}"] summary')
-            box = page.locator(f'#facet-list [data-f="{year_at}"] canvas').bounding_box()
-            page.mouse.move(box["x"] + 0.15 * box["width"], box["y"] + box["height"] / 2)
-            page.mouse.down()
-            page.mouse.move(box["x"] + 0.55 * box["width"], box["y"] + box["height"] / 2, steps=5)
-            page.mouse.up()
-            page.wait_for_function("atlas.state.facets.list().length === 2 && location.hash.includes('..')")
-            ranged = page.evaluate(f"atlas.state.facets.list().find((f) => f.f === {year_at})")
-            lo, hi = ranged["lo"], ranged["hi"]
-            assert year["min"] < lo <= hi < year["max"], ranged  # a brush across part of the years
-            chosen = frame.index[(frame["genre"] == "news") & (frame["year"] >= lo) & (frame["year"] <= hi)].tolist()
-            page.wait_for_function(f"atlas.state.selection.length === {len(chosen)}")
-            assert page.evaluate("Array.from(atlas.state.selection)") == chosen and chosen
-            greyed = page.evaluate("atlas.state.views[1].colours.filter((v, i) => i % 4 === 3 && v < 255).length")
-            assert greyed == N - len(chosen)  # the maps draw what the facets leave, the rest grey
-            assert page.inner_text("#sel-title") == f"{len(chosen):,} sentences with the chosen genre, year"
-            # a facet's counts: its values among the rows the other facets leave (here: the year's range)
-            in_years = frame[(frame["year"] >= lo) & (frame["year"] <= hi)]["genre"].value_counts()
-            page.wait_for_function(f"document.querySelector('[data-f=\"{genre_at}\"] button.value[data-code=\"{news}\"] .n')"
-                                   f".textContent === '{in_years.get('news', 0):,}'")
-            shown = dict(zip(page.eval_on_selector_all(f'[data-f="{genre_at}"] button.value .name', "e => e.map(x => x.textContent)"),
-                             page.eval_on_selector_all(f'[data-f="{genre_at}"] button.value .n', "e => e.map(x => x.textContent)")))
-            assert shown == {value: f"{in_years.get(value, 0):,}" for value in genre["categories"]}
-            linked = page.url
-            page.evaluate(f"atlas.lasso(1, {polygon})")  # a lasso narrows what the facets chose
-            inside_lasso = set(inside(atlas.coords(1).reshape(-1, 2), polygon).tolist())
-            both = [row for row in chosen if row in inside_lasso]
-            page.wait_for_function(f"atlas.state.selection.length === {len(both)}")
-            assert page.evaluate("Array.from(atlas.state.selection)") == both
-            with page.expect_download() as started:
-                page.click("#export")
-            again = context.new_page()  # the link before the lasso: the same facets, the same rows
-            again.goto(linked)
-            again.wait_for_selector("body[data-ready='1']")
-            again.wait_for_function(f"atlas.state.selection && atlas.state.selection.length === {len(chosen)}")
-            assert again.evaluate("atlas.state.facets.list()") == page.evaluate("atlas.state.facets.list()")
-            problems = page.evaluate(TEXT_PROBLEMS)
-            assert problems == [], problems
-            capture(page, ARTIFACTS / f"facets-{where}.png")
-            seen[where] = {"csv": Path(started.value.path()).read_bytes(), "title": page.inner_text("#sel-title"),
-                           "table": page.inner_text("#table"), "facets": page.inner_text("#facet-list")}
-            assert left == [] and errors == [], (where, left, errors)
-            context.close()
-        assert seen["app"] == seen["site"]
-        assert seen["app"]["csv"] == csv_of(atlas, both)
-    finally:
-        app.terminate()
-        app.wait(10)
+    seen = {}
+    for where, (base, path) in {"app": (url, f"atlas/?map={atlas.id}&colour=field:{genre_at}"),
+                                "site": (static_server, f"?colour=field:{genre_at}")}.items():
+        context, page, left, errors = open_site(browser, base, path=path)
+        assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
+        assert page.evaluate("atlas.state.colour") == f"field:{genre_at}"
+        page.wait_for_function(f"document.querySelector('[data-f=\"{genre_at}\"] button.value .n').textContent !== ''")
+        page.click(f'#facet-list [data-f="{genre_at}"] button.value[data-code="{news}"]')
+        page.wait_for_function(f"atlas.state.selection && atlas.state.selection.length === {int((frame['genre'] == 'news').sum())}")
+        page.click(f'#facet-list [data-f="{year_at}"] summary')
+        box = page.locator(f'#facet-list [data-f="{year_at}"] canvas').bounding_box()
+        page.mouse.move(box["x"] + 0.15 * box["width"], box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 0.55 * box["width"], box["y"] + box["height"] / 2, steps=5)
+        page.mouse.up()
+        page.wait_for_function("atlas.state.facets.list().length === 2 && location.hash.includes('..')")
+        ranged = page.evaluate(f"atlas.state.facets.list().find((f) => f.f === {year_at})")
+        lo, hi = ranged["lo"], ranged["hi"]
+        assert year["min"] < lo <= hi < year["max"], ranged  # a brush across part of the years
+        chosen = frame.index[(frame["genre"] == "news") & (frame["year"] >= lo) & (frame["year"] <= hi)].tolist()
+        page.wait_for_function(f"atlas.state.selection.length === {len(chosen)}")
+        assert page.evaluate("Array.from(atlas.state.selection)") == chosen and chosen
+        greyed = page.evaluate("atlas.state.views[1].colours.filter((v, i) => i % 4 === 3 && v < 255).length")
+        assert greyed == N - len(chosen)  # the maps draw what the facets leave, the rest grey
+        assert page.inner_text("#sel-title") == f"{len(chosen):,} sentences with the chosen genre, year"
+        # a facet's counts: its values among the rows the other facets leave (here: the year's range)
+        in_years = frame[(frame["year"] >= lo) & (frame["year"] <= hi)]["genre"].value_counts()
+        page.wait_for_function(f"document.querySelector('[data-f=\"{genre_at}\"] button.value[data-code=\"{news}\"] .n')"
+                               f".textContent === '{in_years.get('news', 0):,}'")
+        shown = dict(zip(page.eval_on_selector_all(f'[data-f="{genre_at}"] button.value .name', "e => e.map(x => x.textContent)"),
+                         page.eval_on_selector_all(f'[data-f="{genre_at}"] button.value .n', "e => e.map(x => x.textContent)")))
+        assert shown == {value: f"{in_years.get(value, 0):,}" for value in genre["categories"]}
+        linked = page.url
+        page.evaluate(f"atlas.lasso(1, {polygon})")  # a lasso narrows what the facets chose
+        inside_lasso = set(inside(atlas.coords(1).reshape(-1, 2), polygon).tolist())
+        both = [row for row in chosen if row in inside_lasso]
+        page.wait_for_function(f"atlas.state.selection.length === {len(both)}")
+        assert page.evaluate("Array.from(atlas.state.selection)") == both
+        with page.expect_download() as started:
+            page.click("#export")
+        again = context.new_page()  # the link before the lasso: the same facets, the same rows
+        again.goto(linked)
+        again.wait_for_selector("body[data-ready='1']")
+        again.wait_for_function(f"atlas.state.selection && atlas.state.selection.length === {len(chosen)}")
+        assert again.evaluate("atlas.state.facets.list()") == page.evaluate("atlas.state.facets.list()")
+        problems = page.evaluate(TEXT_PROBLEMS)
+        assert problems == [], problems
+        capture(page, ARTIFACTS / f"facets-{where}.png")
+        seen[where] = {"csv": Path(started.value.path()).read_bytes(), "title": page.inner_text("#sel-title"),
+                       "table": page.inner_text("#table"), "facets": page.inner_text("#facet-list")}
+        assert left == [] and errors == [], (where, left, errors)
+        context.close()
+    assert seen["app"] == seen["site"]
+    assert seen["app"]["csv"] == csv_of(atlas, both)
 
 
 def test_search_by_meaning_runs_in_the_page_as_python_would(browser, published: Published, static_server: str) -> None:

@@ -17,7 +17,8 @@ import shutil
 from pathlib import Path
 
 ASSETS = Path(__file__).resolve().parent / "assets"
-MAP_PAGE = ("atlas.html", "atlas.css", "atlas.js", "atlas_data.js", "atlas_facets.js", "atlas_search.js")
+MAP_PAGE = ("atlas.html", "atlas.css", "atlas.js", "atlas_data.js", "atlas_facets.js", "atlas_agreement.js",
+            "atlas_search.js")
 PLAYGROUND = ("playground.html", "playground.js", "playground.css")
 TYPES = {"html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
 

@@ -271,7 +271,8 @@ def _write_texts(data: Path, sentences: Sequence[str], label_names: list[str], l
                 unsafe[str(row)] = safe
     csv = {"rows": unsafe, "labels": [spreadsheet_safe(name) for name in label_names], "missing": MISSING,
            "label_name": label_name or "label",
-           "fields": [[spreadsheet_safe(value) for value in found.categories] for found in fields]}
+           "fields": [[spreadsheet_safe(value) for value in found.categories] for found in fields],
+           "field_names": [spreadsheet_safe(found.name) for found in fields]}
     (data / "csv.json").write_text(json.dumps(csv, ensure_ascii=False), encoding="utf-8")
 
 

@@ -185,6 +185,7 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
                 raise ValueError(f"The column {text!r} of {spec.name} holds numbers, not text; choose the text column.")
             checked = bool(sample)
         names = batch.get(label) if label else None
+        taken: list[int] = []  # the rows of this batch kept, for the other columns' cells
         for i, value in enumerate(texts):
             rows += 1
             sentence = cell_text(value)
@@ -206,11 +207,13 @@ def _collect(spec: SourceSpec, text: str, label: str | None, total: int | None,
                                  f"at most {max_sentences:,}. Give a sample of it.")
             seen.add(key)
             sentences.append(sentence)
-            for name in kept:
-                column = batch.get(name)
-                cells[name].append(None if column is None else column[i])
+            taken.append(i)
             if names is not None:
                 labels.append(" ".join(cell_text(names[i]).split()) or "(none)")
+        for name in kept:  # a batch's column at once (a part without the column: missing)
+            column = batch.get(name)
+            cells[name].extend([None] * len(taken) if column is None else
+                               column if len(taken) == len(column) else [column[i] for i in taken])
         if progress:
             progress(min(0.99, rows / total) if total else 0.0, f"Reading {spec.name}: {rows:,} rows")
     if len(sentences) < 2:

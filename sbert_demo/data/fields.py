@@ -98,8 +98,19 @@ def _days(text: str) -> float | None:
     return when.timestamp() / 86400
 
 
+# What Python's str.split() splits on, for Arrow's regular expressions (RE2's \\s is ASCII only)
+SPACES = r"[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]+"
+NUMBER = r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$"  # a value float() reads (finite, no underscores)
+
+
 def infer(name: str, cells: Sequence[object]) -> Field:
     """The column ``name`` (a value per sentence) with its type inferred from its values (the module's rules)."""
+    found = _infer_arrow(name, cells)
+    return found if found is not None else _infer_cells(name, cells)
+
+
+def _infer_cells(name: str, cells: Sequence[object]) -> Field:
+    """The module's rules, a cell at a time."""
     texts = [_cell(value) for value in cells]
     known = [t for t in texts if t is not None]
     missing = len(texts) - len(known)
@@ -122,6 +133,59 @@ def infer(name: str, cells: Sequence[object]) -> Field:
     index = {value: i for i, value in enumerate(categories)}
     codes = np.array([MISSING if t is None else index[t] for t in texts], dtype=np.uint16)
     return Field(name, "category", codes, categories, missing, note)
+
+
+def _infer_arrow(name: str, cells: Sequence[object]) -> Field | None:
+    """The module's rules over an Arrow array, in Arrow's loops (a million cells in a fraction of a second), for a
+    column of numbers or of text; None for anything else (mixed types, booleans, date objects), which the cell by
+    cell rules take."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        array = pa.array(cells, from_pandas=True)  # None and NaN: missing
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+    if pa.types.is_null(array.type):
+        return Field(name, "empty", np.zeros(0), missing=len(array))
+    if pa.types.is_integer(array.type) or pa.types.is_floating(array.type):
+        values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)
+        known = ~np.isnan(values)
+        if not known.any() or not np.isfinite(values[known]).all():
+            return None
+        return Field(name, "number", values, missing=int((~known).sum()))
+    if not pa.types.is_string(array.type) and not pa.types.is_large_string(array.type):
+        return None
+    text = pc.utf8_trim_whitespace(pc.replace_substring_regex(array, SPACES, " "))
+    text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
+    missing = text.null_count
+    if missing == len(text):
+        return Field(name, "empty", np.zeros(0), missing=missing)
+    try:
+        number = pc.cast(text, pa.float64())
+        if pc.all(pc.is_finite(number)).as_py():
+            return Field(name, "number", number.to_numpy(zero_copy_only=False), missing=missing)
+    except pa.ArrowInvalid:
+        pass
+    if pc.all(pc.match_substring_regex(text, r"^\d{4}-.{5}")).as_py():  # the module's dates: 2016-03-01...
+        try:
+            when = pc.cast(text, pa.timestamp("ms")).cast(pa.int64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowInvalid:
+            return None  # a time zone, or another form fromisoformat reads: the cell by cell rules
+        return Field(name, "date", when.astype(np.float64) / 86_400_000, missing=missing)
+    counted = pc.value_counts(text.drop_null())  # in order of first appearance
+    values, counts = counted.field("values"), counted.field("counts").to_numpy()
+    numeric = pc.sum(pc.match_substring_regex(values, NUMBER)).as_py() or 0
+    note = "numbers and words mixed" if numeric not in (0, len(values)) else ""
+    if len(values) > MAX_CATEGORIES:
+        return Field(name, "text", np.array(text.to_pylist(), dtype=object), missing=missing,
+                     note=f"{note}; " * bool(note) + f"{len(values):,} distinct values, more than a facet's "
+                          f"{MAX_CATEGORIES}")
+    order = np.argsort(-counts, kind="stable")  # most frequent first, ties as first seen (Counter.most_common)
+    categories = pa.array(values.to_pylist(), pa.string()).take(pa.array(order))
+    codes = pc.index_in(text, value_set=categories).to_numpy(zero_copy_only=False)
+    codes = np.where(np.isnan(codes.astype(np.float64)), MISSING, codes).astype(np.uint16)
+    return Field(name, "category", codes, tuple(categories.to_pylist()), missing, note)
 
 
 def infer_all(columns: dict[str, Sequence[object]], chosen: Sequence[str] | None = None) -> tuple[tuple[Field, ...],

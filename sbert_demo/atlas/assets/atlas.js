@@ -801,15 +801,10 @@
     });
   }
 
-  function showAgreement(found) {  // each model against each category column: its neighbours' share, chance
+  function showAgreement(found) {  // each model against each category column (atlas_agreement.js)
     if (!found || !found.fields.length) return;
     $("#agreement").hidden = false;
-    $("#agreement-tables").innerHTML = found.fields.map((field) => `<table class="agree"><caption>${escapeHtml(field.field)}</caption>`
-      + `<thead><tr><th>model</th><th title="the share of each sentence's ${found.k} nearest neighbours with its own value">same</th>`
-      + `<th title="the share expected by chance, from the value counts">chance</th><th title="adjusted Rand index of the model's clusters and the column">ARI</th></tr></thead><tbody>`
-      + [...field.models].sort((a, b) => b.agreement - a.agreement).map((row) => `<tr><td title="${escapeHtml(row.model)}">${escapeHtml(row.key)}</td>`
-        + `<td class="num"><span class="bar" style="width:${Math.round(60 * row.agreement)}px"></span>${row.agreement.toFixed(2)}</td>`
-        + `<td class="num">${row.chance.toFixed(2)}</td><td class="num">${row.ari.toFixed(2)}</td></tr>`).join("") + "</tbody></table>").join("");
+    window.atlasAgreement($("#agreement-tables"), found);
   }
 
   function showLinks(site) {  // a published folder's links: its app (--app-url), the playground, the talk

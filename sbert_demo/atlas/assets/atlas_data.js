@@ -204,7 +204,7 @@ window.atlasData = ({ base, api }) => {
       if (!rows.length) throw new Error("Select some sentences first (lasso or box on a map), then export them.");
       csv = csv || await json("csv.json");
       const [found, columns] = await Promise.all([texts(rows), allFields()]);
-      const named = (meta.fields || []).map((about) => about.name);
+      const named = csv.field_names || (meta.fields || []).map((about) => about.name);
       const lines = [["row", "sentence", csv.label_name, ...meta.models.map((m) => `cluster (${m.label})`), ...named].map(cell).join(",")];
       rows.forEach((row, i) => {
         const text = csv.rows[String(row)] !== undefined ? csv.rows[String(row)] : found[i];
