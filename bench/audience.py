@@ -7,7 +7,8 @@ earlier start), creates a board through ``/board_create``, then:
 
 * ``--phones`` phones (default 100), each its own ``gradio_client.Client`` (its own session and visitor
   cookie, as a phone's browser that opened the page), send 3 distinct STSb sentences at random moments of ``--seconds`` (default 60),
-  through ``/board_send`` (what the page's Send button calls);
+  through ``/board_send`` (what the page's Send button calls), then ask ``/board_landing`` where it landed (what
+  the page asks once the send is answered);
 * the presenter asks ``/board_state`` every 2 s (the board's picture: the same work as the page's
   timer) and notes when each accepted sentence first appears on it.
 
@@ -16,7 +17,8 @@ earlier start), creates a board through ``/board_create``, then:
 Printed: the CPU, sends accepted / refused / failed, the sentences in SQLite against the accepted
 sends (lost: accepted but not stored; told failed: stored although the phone was told the send failed),
 the send latency (p50/p95; target p95 <= 2 s), the time from an accepted send to the presenter's board
-(p50/p95/max; target p95 <= 5 s) and ``/config``'s (p95).
+(p50/p95/max; target p95 <= 5 s), ``/config``'s (p95), and how much of the cores the app and this process (the
+simulated phones) took while the room sent.
 
     python bench/audience.py [--phones 100] [--seconds 60] [--model all-MiniLM-L6-v2]
 """
@@ -34,6 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -78,12 +81,16 @@ def main() -> None:
                       for _ in range(args.phones)]
             accepted: dict[str, float] = {}  # sentence -> when its send returned
             refused, failed, send_s = [], [], []
+            landing_s: list[float] = []  # from a send to the phone told where it landed
+            landing_failed: list[str] = []
+            told_group = 0
             seen: dict[str, float] = {}
             lock = threading.Lock()
             done = threading.Event()
             start = time.monotonic()
 
             def phone(index: int) -> None:
+                nonlocal told_group
                 rng = random.Random(index)
                 moments = sorted(rng.uniform(0, args.seconds) for _ in range(PER_PHONE))
                 for k, moment in enumerate(moments):
@@ -91,7 +98,7 @@ def main() -> None:
                     text = sentences[index * PER_PHONE + k]
                     sent = time.monotonic()
                     try:
-                        phones[index].predict(code, text, api_name="/board_send")
+                        answer = phones[index].predict(code, text, api_name="/board_send")[1]
                         with lock:
                             accepted[" ".join(text.split())] = time.monotonic()
                             send_s.append(time.monotonic() - sent)
@@ -99,6 +106,15 @@ def main() -> None:
                         with lock:
                             (refused if "already on the board" in str(exc) or "minute" in str(exc)
                              else failed).append(str(exc)[:160])
+                        continue
+                    try:  # then where it landed, as the page asks once its send is answered
+                        where = phones[index].predict(code, answer["id"], api_name="/board_landing")
+                        with lock:
+                            landing_s.append(time.monotonic() - sent)
+                            told_group += bool(where["cluster"]) or len(where["nearest"]) > 0
+                    except Exception as exc:  # noqa: BLE001 - counted
+                        with lock:
+                            landing_failed.append(str(exc)[:160])
 
             poll_failures: list[str] = []
 
@@ -129,6 +145,8 @@ def main() -> None:
                         poll_failures.append(f"/config: {exc}"[:160])
                     done.wait(1.0)
 
+            app_cpu, phones_cpu = psutil.Process(server.pid), psutil.Process()
+            cpu_before = (_cpu(app_cpu), _cpu(phones_cpu), time.monotonic())
             watcher = threading.Thread(target=watch, daemon=True)
             watcher.start()
             opener = threading.Thread(target=visitor, daemon=True)
@@ -138,6 +156,8 @@ def main() -> None:
                 thread.start()
             for thread in threads:
                 thread.join()
+            cpu_share = [(_cpu(app_cpu) - cpu_before[0]), (_cpu(phones_cpu) - cpu_before[1]),
+                         time.monotonic() - cpu_before[2]]
             time.sleep(2 * POLL_S + 1)  # the last sentences reach the board
             done.set()
             watcher.join()
@@ -153,12 +173,23 @@ def main() -> None:
           f"presenter refreshes that failed: {len(poll_failures)}")
     for message in failed[:5]:
         print(f"  failed: {message}")
+    cores = psutil.cpu_count() or 1
+    app_s, phones_s, wall = cpu_share
+    print(f"CPU while the room sent ({wall:.0f} s, {cores} cores): the app {app_s:.0f} s "
+          f"({100 * app_s / (cores * wall):.0f}% of the cores), the simulated phones and presenter (this process) "
+          f"{phones_s:.0f} s ({100 * phones_s / (cores * wall):.0f}%)")
     told_failed = max(0, stored - len(accepted))
     print(f"in SQLite: {stored} sentences; lost: {max(0, len(accepted) - stored)}; stored although told failed: "
           f"{told_failed}; never on the presenter's board: {len(never)}")
     send_p95 = float(np.percentile(send_s, 95)) if send_s else float("nan")
     print(f"send latency: p50 {np.percentile(send_s, 50) if send_s else float('nan'):.2f} s, p95 {send_p95:.2f} s "
           f"(target p95 <= 2 s: {'met' if send_p95 <= 2 else 'NOT met'})")
+    if landing_s:
+        print(f"send -> the phone told where it landed (board_landing, as the page asks next): p50 "
+              f"{np.percentile(landing_s, 50):.2f} s, p95 {np.percentile(landing_s, 95):.2f} s; {told_group} told "
+              f"their nearest or group, {len(landing_failed)} failed")
+        for message in landing_failed[:3]:
+            print(f"  failed: {message}")
     if config_s:
         print(f"/config while the room sends: p50 {np.percentile(config_s, 50):.2f} s, p95 "
               f"{np.percentile(config_s, 95):.2f} s, max {max(config_s):.2f} s ({len(config_s)} asked)")
@@ -166,6 +197,12 @@ def main() -> None:
         p95 = float(np.percentile(delays, 95))
         print(f"accepted -> on the presenter's board: p50 {np.percentile(delays, 50):.2f} s, p95 {p95:.2f} s, "
               f"max {delays.max():.2f} s (target p95 <= 5 s: {'met' if p95 <= 5 else 'NOT met'})")
+
+
+def _cpu(process: "psutil.Process") -> float:
+    """CPU seconds of a process and its children so far."""
+    times = process.cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 if __name__ == "__main__":

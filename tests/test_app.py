@@ -36,7 +36,7 @@ from sbert_demo.ui.app import build_app, configure_queue, launch_options
 from sbert_demo.ui.model_select import refresh_models
 
 ENDPOINTS = {"explore", "rank", "corpus_map", "sts", "explain", "anisotropy", "before_after", "models", "add_model",
-             "board_create", "board_join", "board_send", "board_state", "board_lock", "board_hide", "board_clear",
+             "board_create", "board_join", "board_send", "board_landing", "board_state", "board_lock", "board_hide", "board_clear",
              "board_model", "board_export"}  # all but Train's
 GROUPED = """animals | a dog is running on the grass
 animals | two dogs run on the grass

@@ -219,6 +219,34 @@ def test_a_room_sending_at_once_shares_a_few_groupings(store: BoardStore, monkey
         assert added.id in grouped.ids
 
 
+def test_a_send_is_answered_before_the_board_is_grouped_and_its_landing_follows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A phone's send stores its sentence and is answered without the board's model (a full room's sends had
+    waited behind its groupings: 1,217 of 1,500 timed out with 500 phones); ``board_landing`` then says where it
+    landed, as the page's chained step does."""
+    from sbert_demo.audience.store import board_store
+    from sbert_demo.ui import audience
+
+    store = board_store()
+    board = store.create("glove-6b-50d")
+    for i, text in enumerate(["The cat sleeps on the mat.", "Stocks fell sharply today.", "A kitten naps."]):
+        store.add(board.code, text, sender=f"first{i}")
+    grouped = []
+    real = board_view._group
+    monkeypatch.setattr(board_view, "_group", lambda model, sentences: grouped.append(len(sentences)) or
+                        real(model, sentences))
+    html_out, sent = audience.send_sentence(board.code, "A cat is sleeping on a mat.", page_request("phone-9"))
+    assert grouped == [] and sent["pending"] and sent["nearest"] == []  # answered before any grouping
+    landed = audience.api_landing(board.code, sent["id"])
+    assert grouped == [4] and landed["sentence"] == "A cat is sleeping on a mat."
+    assert landed["nearest"][0]["sentence"] == "The cat sleeps on the mat." and landed["cluster"]
+    page_html, again = audience.where_it_landed(sent)  # the page's chained step: the same answer, as HTML
+    assert again == landed and "Closest on the board" in page_html and "Finding" not in page_html
+    for wrong in (0, -3, 2.5, True, "1", 10_000):
+        with pytest.raises(gr.Error):
+            audience.api_landing(board.code, wrong)
+
+
 def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStore) -> None:
     from sbert_demo.ui.audience import _landing_html, board_map
     from sbert_demo.ui.talk import room_status
@@ -327,14 +355,17 @@ def test_a_sentence_is_either_stored_and_accepted_or_refused_and_not_stored(monk
 
     board = board_store().create("glove-6b-50d")
     html_out, result = audience.send_sentence(board.code, "A cat sleeps on the sofa.", page_request())
-    assert result["id"] and "Sent" in html_out
+    assert result["id"] and "Sent" in html_out and "Finding where it landed" in html_out and result["pending"]
 
     def broken(*args, **kwargs):
         raise ValueError("the model could not be loaded")
 
     monkeypatch.setattr(audience, "landing_now", broken)  # the board's model fails after the sentence is stored
     html_out, result = audience.send_sentence(board.code, "A kitten naps on the couch.", page_request("phone-2"))
+    assert "Sent" in html_out and result["nearest"] == []  # the send never waits for the model
+    html_out, result = audience.where_it_landed(result)
     assert "Sent" in html_out and "it is on the board" in html_out and result["nearest"] == []
+    assert "pending" not in result
     assert [s.text for s in board_store().sentences(board.code)][-1] == "A kitten naps on the couch."
     with pytest.raises(gr.Error, match="already on the board"):  # refused: nothing stored
         audience.send_sentence(board.code, "a cat  SLEEPS on the sofa.", page_request("phone-3"))

@@ -8,7 +8,8 @@
   similarities, the count and the closest pair, refreshed every two seconds without a click; the
   model switched live re-projects the whole board. Lock, hide, clear and export need the secret.
 
-Endpoints: ``board_create``, ``board_join``, ``board_send``, ``board_state`` (anyone with the code)
+Endpoints: ``board_create``, ``board_join``, ``board_send`` (answered at once with the sentence's id),
+``board_landing`` (where that sentence landed), ``board_state`` (anyone with the code)
 and ``board_lock``, ``board_hide``, ``board_clear``, ``board_model``, ``board_export`` (the secret).
 """
 
@@ -171,26 +172,57 @@ def join_board(code: str) -> dict:
 
 @user_errors
 def send_sentence(code: str, sentence: str, request: gr.Request) -> tuple[str, dict]:
-    """Put the sentence on the board and say where it landed: (the phone's HTML, the same as JSON)."""
+    """Put the sentence on the board and say so at once: (the phone's HTML, the same as JSON). Where it landed
+    (its nearest sentences and group) follows from :func:`where_it_landed`, chained after it on the page: a send
+    is one small write, answered in milliseconds however many phones send, and the grouping is batched behind
+    it (:func:`landing_now`), so a full room's sends never wait for the board's model."""
     store = board_store()
     added = store.add(code, sentence, sender=visitor(request), address=address(request))
     # From here on the sentence is on the board: the phone is told so, whatever happens to its landing.
     board = store.get(code)
     result = {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model, "nearest": [],
-              "cluster": None}
+              "cluster": None, "pending": True}
+    return _landing_html(result), result
+
+
+def where_it_landed(result: dict | None) -> tuple:
+    """The second half of a send: the sentence's nearest sentences on the board and its group, for the phone."""
+    if not isinstance(result, dict) or not result.get("pending"):
+        return gr.skip(), gr.skip()
+    result = {key: result.get(key) for key in ("code", "id", "sentence", "model")} | {"nearest": [], "cluster": None}
     try:
-        landed = landing_now(board.model, board.code, lambda: store.sentences(board.code), added.id)
-        result.update(nearest=[{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest],
-                      cluster=landed.cluster)
+        board = board_store().get(str(result["code"]))
+        landed = landing_now(board.model, board.code, lambda: board_store().sentences(board.code),
+                             _sentence_id(result["id"]))
+        result.update(model=board.model, sentence=landed.sentence, cluster=landed.cluster,
+                      nearest=[{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest])
     except ValueError as exc:
         result["note"] = f"Where it landed could not be worked out ({exc}); it is on the board."
     return _landing_html(result), result
+
+
+@user_errors
+def api_landing(code: str, sentence_id: int) -> dict:
+    """Where a sent sentence landed (``board_send`` answers with its id): its nearest sentences and group."""
+    board = board_store().get(code)
+    landed = where_it_landed({"code": board.code, "id": sentence_id, "sentence": "", "model": board.model,
+                              "pending": True})[1]
+    if landed.get("note"):
+        raise ValueError(landed["note"])
+    return landed
+
+
+def _sentence_id(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 1:
+        raise ValueError("a sentence's number is a whole number from 1")
+    return int(value)
 
 
 def _landing_html(result: dict) -> str:
     rows = "".join(f"<li><span class='num'>{item['cosine']:.2f}</span> {html.escape(item['sentence'])}</li>"
                    for item in result["nearest"])
     nearest = (f"<p>Closest on the board under {html.escape(_label(result['model']))}:</p><ol>{rows}</ol>" if rows
+               else "<p>Finding where it landed on the board…</p>" if result.get("pending")
                else "<p>You are the first on the board: look at the screen as others join.</p>")
     cluster = (f"<p>For now it is in the group <strong>{html.escape(result['cluster'])}</strong>, as the screen "
                "draws it; the groups change as more sentences arrive.</p>"
@@ -414,9 +446,12 @@ def build_tab() -> list[Refresher]:
            api_visibility="private", concurrency_id="board", reveal="board-invite")  # the QR code on screen
     board_code.change(lambda code: [gr.update(interactive=bool(code))] * 6, board_code,
                       [lock, hide_number, hide, hide_later, clear, export], **quiet)
-    action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json], failures_to=landed,
-           api_name="board_send", concurrency_id="board-send", concurrency_limit=16).then(
-        lambda: "", None, sentence, **quiet)
+    sent = action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json],
+                  failures_to=landed, api_name="board_send", concurrency_id="board-send", concurrency_limit=16)
+    sent.then(lambda: "", None, sentence, **quiet)
+    # where it landed, once the send is answered: the groupings of a full room are batched (landing_now)
+    sent.success(where_it_landed, landed_json, [landed, landed_json], show_progress="hidden",
+                 api_visibility="private", concurrency_id="board-landing", concurrency_limit=16)
     timer.tick(refresh, [board_code, shown_key], [summary, map_plot, latest, hide_number, shown_key],
                show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",
                concurrency_limit=2)
@@ -431,6 +466,7 @@ def build_tab() -> list[Refresher]:
     action([export.click], export_for_page, [board_code, secret], exported, failures_to=notes, api_visibility="private")
     # The same for scripts (the presenter's code and secret are arguments there, not page state).
     for fn, name in ((api_create_board, "board_create"), (join_board, "board_join"), (api_board_state, "board_state"),
+                     (api_landing, "board_landing"),
                      (api_lock, "board_lock"), (api_hide, "board_hide"), (api_clear, "board_clear"),
                      (api_model, "board_model"), (api_export, "board_export")):
         gr.api(fn, api_name=name, queue=False)

@@ -203,7 +203,12 @@
       const rows = state.selection;
       this.selectedCount = rows && this.uint ? rows.length : 0;
       if (this.selectedCount) {
-        let slots = this.slot ? Uint32Array.from(rows, (row) => this.slot[row]) : new Uint32Array(rows.buffer, rows.byteOffset, rows.length);
+        let slots;
+        if (this.slot) {  // a plain loop over typed arrays (no function called per row)
+          const slot = this.slot;
+          slots = new Uint32Array(rows.length);
+          for (let i = 0; i < rows.length; i++) slots[i] = slot[rows[i]];
+        } else slots = new Uint32Array(rows.buffer, rows.byteOffset, rows.length);
         if (this.slot && slots.length <= 100000) slots = slots.sort();  // drawn in the maps' order (a filter's million: as found)
         gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.selected);
         gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, slots, gl.DYNAMIC_DRAW);
@@ -414,7 +419,18 @@
 
   // --- colours -------------------------------------------------------------------------------------
 
-  function coloursOf(view) {  // RGBA per point, in the view's buffer order
+  function coloursOf(view) {  // RGBA per point, in the view's buffer order: the mode's colours, greyed outside the selection
+    const mode = state.colour, density = mode === "density";
+    const made = [mode, state.field, state.labels, state.shared];  // what the colours are made of, compared as objects
+    if (!view.baseOf || made.some((x, i) => x !== view.baseOf[i])) { view.base = baseColours(view); view.baseOf = made; }
+    if (!state.mask) return view.base;
+    const out = view.base.slice(), words = new Uint32Array(out.buffer), mask = state.mask, order = view.order;
+    const grey = new Uint32Array(new Uint8Array([...GREY, density ? 80 : 140]).buffer)[0];  // RGBA as one word
+    for (let k = 0; k < view.n; k++) if (!mask[order ? order[k] : k]) words[k] = grey;  // in buffer order
+    return out;
+  }
+
+  function baseColours(view) {  // each point's colour in the mode chosen (a cluster's, a column's value's, ...)
     const n = view.n, out = new Uint8Array(n * 4), slot = view.slot;
     const mode = state.colour;
     const ramp = (share) => [Math.round(220 - 170 * share), Math.round(60 + 80 * share), Math.round(60 + 180 * share)];
@@ -430,10 +446,8 @@
       else if (mode === "shared" && state.shared) rgb = ramp(state.shared[i] / 10);
       else if (mode === "density") rgb = [120, 190, 255];
       else rgb = PALETTE[view.clusters[i] % PALETTE.length];
-      let alpha = 255;
-      if (state.mask && !state.mask[i]) { rgb = GREY; alpha = mode === "density" ? 80 : 140; }
       const at = 4 * (slot ? slot[i] : i);
-      out[at] = rgb[0]; out[at + 1] = rgb[1]; out[at + 2] = rgb[2]; out[at + 3] = alpha;
+      out[at] = rgb[0]; out[at + 1] = rgb[1]; out[at + 2] = rgb[2]; out[at + 3] = 255;
     }
     return out;
   }
@@ -548,9 +562,10 @@
     state.selection = rows && (rows.length || facets.length) ? rows : null;
     state.mask = null;
     if (state.selection) {
-      state.mask = new Uint8Array(state.meta.n);
-      for (const row of rows) state.mask[row] = 1;
+      const mask = state.mask = new Uint8Array(state.meta.n);
+      for (let i = 0; i < rows.length; i++) mask[rows[i]] = 1;
     }
+    const chosen = performance.now();
     const link = [state.baseLink, ...(state.facets ? state.facets.toLink() : [])].filter(Boolean).join("&");
     history.replaceState(null, "", `${location.pathname}${location.search}${link ? `#${link}` : ""}`);
     $("#clear").disabled = !state.base;
@@ -558,8 +573,10 @@
     // the table first: its sentences' chunk is fetched before the maps' next frame, which a CPU-drawn WebGL
     // (SwiftShader) takes up to 0.6 s to draw at a million points, holds the page's thread
     await fillTable();
+    const tabled = performance.now();
     repaint();
-    state.timings.select = performance.now() - started;
+    const now = performance.now();  // the page's own work; the maps' frame follows (state.timings.frame)
+    Object.assign(state.timings, { select: now - started, chosen: chosen - started, table: tabled - chosen, painted: now - tabled });
     showTallies(facets);  // after the maps are redrawn
     return state.timings.select;
   }
