@@ -1,12 +1,15 @@
 """Audience board under load: 100 phones each sending 3 sentences within 60 s while the presenter's
 board refreshes every 2 s, with MiniLM (issue 23).
 
-Starts the app on loopback (a fresh models folder and an empty board store; the ONNX artefacts, the
-runtime choice and the UMAP compile cache of the user's cache folder are reused, as after any
-earlier start), creates a board through ``/board_create``, then:
+Starts the app on loopback (a fresh models folder and an empty board store; what ``prepare`` built in the
+user's cache folder is reused: ONNX and OpenVINO artefacts, the runtime choice, UMAP's compiled kernels; the
+cache folder should be a prepared one, ``SBERT_DEMO_CACHE`` names another), creates a board through
+``/board_create``, then:
 
-* ``--phones`` phones (default 100), each its own ``gradio_client.Client`` (its own session and visitor
-  cookie, as a phone's browser that opened the page), send 3 distinct STSb sentences at random moments of ``--seconds`` (default 60),
+* ``--phones`` phones (default 100), each a page speaking the page's own queue protocol (``load.PageUser``: its
+  own session and visitor cookie, as a phone's browser that opened the page; all of them in one asyncio loop, so
+  that the simulated room leaves the cores to the app), send 3 distinct STSb sentences at random moments of
+  ``--seconds`` (default 60),
   through ``/board_send`` (what the page's Send button calls), then ask ``/board_landing`` where it landed (what
   the page asks once the send is answered);
 * the presenter asks ``/board_state`` every 2 s (the board's picture: the same work as the page's
@@ -26,6 +29,7 @@ simulated phones) took while the room sent.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import secrets
 import sqlite3
@@ -42,9 +46,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from load import free_port, start_app, stop_app, wait_ready  # noqa: E402
+from load import PageUser, free_port, start_app, stop_app, wait_ready  # noqa: E402
 
 from sbert_demo.data.benchmarks import sts_split  # noqa: E402
+from sbert_demo.explore.prepare import PREPARED_PARTS  # noqa: E402
 from sbert_demo.encoding.devices import cpu_name  # noqa: E402
 from sbert_demo.ui.visitor import COOKIE  # noqa: E402
 
@@ -69,16 +74,13 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="sbert-demo-audience-") as models_dir:
         port = free_port()
-        server = start_app(port, models_dir, link=("onnx", "numba", "models", "runtime"))
+        server = start_app(port, models_dir, link=PREPARED_PARTS)  # all a prepared machine has built
         url = f"http://127.0.0.1:{port}/"
         try:
             wait_ready(url, server=server)
             presenter = Client(url, verbose=False)
             code = presenter.predict(args.model, api_name="/board_create")["code"]
             presenter.predict(code, api_name="/board_state")  # the presenter's page is open before the room joins
-            # each phone as a browser that opened the board's page: its own session and its visitor cookie
-            phones = [Client(url, verbose=False, headers={"Cookie": f"{COOKIE}={secrets.token_urlsafe(16)}"})
-                      for _ in range(args.phones)]
             accepted: dict[str, float] = {}  # sentence -> when its send returned
             refused, failed, send_s = [], [], []
             landing_s: list[float] = []  # from a send to the phone told where it landed
@@ -88,33 +90,69 @@ def main() -> None:
             lock = threading.Lock()
             done = threading.Event()
             start = time.monotonic()
+            opened: list[float] = []
 
-            def phone(index: int) -> None:
+            async def open_page() -> PageUser | None:
+                """A phone opens the board's page: the page's config, then its first event (the board's join),
+                which gives it its session on the server, as the page's load does."""
+                page = PageUser(url)
+                page.http.cookies.set(COOKIE, secrets.token_urlsafe(16))
+                asked = time.monotonic()
+                try:
+                    await page.open("board_send")
+                    joined = await page.http.post(f"{page.prefix}/run/board_join",
+                                                  json={"data": [code], "session_hash": page.session_hash})
+                    joined.raise_for_status()
+                except Exception as exc:  # noqa: BLE001 - the page did not open: every send of it fails
+                    failed.extend([f"the page did not open: {exc}"[:160]] * PER_PHONE)
+                    await page.close()
+                    return None
+                opened.append(time.monotonic() - asked)
+                return page
+
+            async def phone(index: int, page: PageUser | None) -> None:
+                """A phone with the board's page open: Send (as the page sends it), then the landing, as the page
+                asks once the send is answered."""
                 nonlocal told_group
+                if page is None:
+                    return
                 rng = random.Random(index)
                 moments = sorted(rng.uniform(0, args.seconds) for _ in range(PER_PHONE))
                 for k, moment in enumerate(moments):
-                    time.sleep(max(0.0, start + moment - time.monotonic()))
+                    await asyncio.sleep(max(0.0, start + moment - time.monotonic()))
                     text = sentences[index * PER_PHONE + k]
                     sent = time.monotonic()
                     try:
-                        answer = phones[index].predict(code, text, api_name="/board_send")[1]
-                        with lock:
-                            accepted[" ".join(text.split())] = time.monotonic()
-                            send_s.append(time.monotonic() - sent)
+                        answer = (await page.predict(code, text))[1]
+                        accepted[" ".join(text.split())] = time.monotonic()
+                        send_s.append(time.monotonic() - sent)
                     except Exception as exc:  # noqa: BLE001 - a refusal or failure is what is counted
-                        with lock:
-                            (refused if "already on the board" in str(exc) or "minute" in str(exc)
-                             else failed).append(str(exc)[:160])
+                        (refused if any(why in str(exc) for why in ("already on the board", "minute", "is full"))
+                         else failed).append(f"{type(exc).__name__}: {exc}"[:160])
                         continue
-                    try:  # then where it landed, as the page asks once its send is answered
-                        where = phones[index].predict(code, answer["id"], api_name="/board_landing")
-                        with lock:
-                            landing_s.append(time.monotonic() - sent)
-                            told_group += bool(where["cluster"]) or len(where["nearest"]) > 0
+                    try:  # where it landed (the page's next step)
+                        response = await page.http.post(f"{page.prefix}/run/board_landing",
+                                                        json={"data": [code, answer["id"]]})
+                        response.raise_for_status()
+                        where = response.json()["data"][0]
+                        landing_s.append(time.monotonic() - sent)
+                        told_group += bool(where["cluster"]) or len(where["nearest"]) > 0
                     except Exception as exc:  # noqa: BLE001 - counted
-                        with lock:
-                            landing_failed.append(str(exc)[:160])
+                        landing_failed.append(f"{type(exc).__name__}: {exc}"[:160])
+                await page.close()
+
+            def room() -> None:  # every phone in one event loop: light enough to leave the cores to the app
+                async def everyone() -> None:
+                    nonlocal start
+                    pages = await asyncio.gather(*(open_page() for _ in range(args.phones)))
+                    p50, p95 = np.percentile(opened, [50, 95]) if opened else (float("nan"),) * 2
+                    print(f"{len(opened)} pages opened (config and first event) in {time.monotonic() - start:.1f} s; "
+                          f"a page p50 {p50:.2f} s, p95 {p95:.2f} s; then the room sends within {args.seconds:.0f} s",
+                          flush=True)
+                    start = time.monotonic()  # the room has the page open, as it does once the QR code is up
+                    await asyncio.gather(*(phone(i, page) for i, page in enumerate(pages)))
+
+                asyncio.run(everyone())
 
             poll_failures: list[str] = []
 
@@ -151,11 +189,7 @@ def main() -> None:
             watcher.start()
             opener = threading.Thread(target=visitor, daemon=True)
             opener.start()
-            threads = [threading.Thread(target=phone, args=(i,)) for i in range(args.phones)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            room()
             cpu_share = [(_cpu(app_cpu) - cpu_before[0]), (_cpu(phones_cpu) - cpu_before[1]),
                          time.monotonic() - cpu_before[2]]
             time.sleep(2 * POLL_S + 1)  # the last sentences reach the board
@@ -169,13 +203,14 @@ def main() -> None:
 
     delays = np.array([seen[s] - t for s, t in accepted.items() if s in seen])
     never = [s for s in accepted if s not in seen]
-    print(f"sends: {len(accepted)} accepted, {len(refused)} refused (duplicates, rate), {len(failed)} failed; "
+    print(f"sends: {len(accepted)} accepted, {len(refused)} refused with a sentence (duplicates, rate, a full board), "
+          f"{len(failed)} failed; "
           f"presenter refreshes that failed: {len(poll_failures)}")
     for message in failed[:5]:
         print(f"  failed: {message}")
     cores = psutil.cpu_count() or 1
     app_s, phones_s, wall = cpu_share
-    print(f"CPU while the room sent ({wall:.0f} s, {cores} cores): the app {app_s:.0f} s "
+    print(f"CPU while the room opened its pages and sent ({wall:.0f} s, {cores} cores): the app {app_s:.0f} s "
           f"({100 * app_s / (cores * wall):.0f}% of the cores), the simulated phones and presenter (this process) "
           f"{phones_s:.0f} s ({100 * phones_s / (cores * wall):.0f}%)")
     told_failed = max(0, stored - len(accepted))

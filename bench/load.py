@@ -173,6 +173,7 @@ class PageUser:
         self.http = httpx.AsyncClient(base_url=url.rstrip("/"), timeout=300)
         self.session_hash = uuid.uuid4().hex[:11]
         self.fn_index: int | None = None
+        self.queued = True
         self.waits: list[dict] = []  # the queue estimations the last request showed its user
 
     async def open(self, api_name: str) -> None:
@@ -180,11 +181,19 @@ class PageUser:
         response.raise_for_status()
         config = response.json()
         self.prefix = config.get("api_prefix", "/gradio_api")
-        self.fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == api_name)
+        dependency = next(d for d in config["dependencies"] if d.get("api_name") == api_name)
+        self.fn_index, self.queued = dependency["id"], dependency.get("queue") is not False
 
     async def predict(self, *data) -> list:
         import json
 
+        if not self.queued:  # an event outside the queue: one POST, its answer in the response (as the page does)
+            answered = await self.http.post(f"{self.prefix}/run/predict", json={
+                "data": list(data), "event_data": None, "fn_index": self.fn_index, "trigger_id": None,
+                "session_hash": self.session_hash})
+            if answered.status_code != 200:
+                raise RuntimeError(f"the app answered with an error: {answered.text[:150]}")
+            return answered.json()["data"]
         joined = await self.http.post(f"{self.prefix}/queue/join", json={
             "data": list(data), "event_data": None, "fn_index": self.fn_index, "trigger_id": None,
             "session_hash": self.session_hash})

@@ -7,6 +7,7 @@ and a hundred phones sending at once (nothing lost).
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import html
 import re
@@ -191,9 +192,7 @@ def test_the_phone_and_the_screen_name_the_same_group(store: BoardStore) -> None
 def test_a_room_sending_at_once_shares_a_few_groupings(store: BoardStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """Thirty phones send at once: each is told its own sentence's nearest and group, from groupings of the whole
     board that the sends waiting meanwhile share (500 phones had each waited for a grouping of its own: send p50
-    46 s). Each phone's group is the one the same grouping gives its sentence."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    46 s), awaited in one event loop. Each phone's group is the one the same grouping gives its sentence."""
     board = store.create("glove-6b-50d")
     for i, text in enumerate(["The cat sleeps.", "Stocks fell today.", "It will rain."]):
         store.add(board.code, text, sender=f"first{i}")
@@ -206,17 +205,47 @@ def test_a_room_sending_at_once_shares_a_few_groupings(store: BoardStore, monkey
 
     monkeypatch.setattr(board_view, "_group", slow)
 
-    def send(i: int):
+    async def send(i: int):
+        await asyncio.sleep(0.01 * i)  # the sends arrive over 0.3 s, each stored before it asks where it landed
         added = store.add(board.code, f"Phone number {i} says the cat sat on mat {i}.", sender=f"visitor:phone{i}")
-        return added, board_view.landing_now("glove-6b-50d", board.code, lambda: store.sentences(board.code), added.id)
+        return added, await board_view.landing_now("glove-6b-50d", board.code, lambda: store.sentences(board.code),
+                                                   added.id)
 
-    with ThreadPoolExecutor(30) as pool:
-        landed = list(pool.map(send, range(30)))
+    async def room():
+        return await asyncio.gather(*(send(i) for i in range(30)))
+
+    landed = asyncio.run(room())
     assert len(made) <= 4 and made[-1] == 33, made  # a few groupings, the last of the whole board
     for added, where in landed:
         assert where.sentence == added.text and len(where.nearest) == 3 and where.cluster
         grouped = board_view._latest.get(("glove-6b-50d", board.code))
         assert added.id in grouped.ids
+
+
+def test_a_grouping_done_before_its_callback_ran_is_not_awaited_again(store: BoardStore) -> None:
+    """A send that finds the board's last grouping finished but not yet cleared (its done callback still queued)
+    and without its sentence starts the next grouping: it had awaited the same finished grouping again and
+    again without ever yielding, and the app's event loop spun at 100% of a core (bench/audience.py, 100 phones)."""
+    board = store.create("glove-6b-50d")
+    first = store.add(board.code, "The cat sleeps on the mat.", sender="first")
+    key = ("glove-6b-50d", board.code)
+    before = board_view.groups("glove-6b-50d", store.sentences(board.code))  # the board before the new sentence
+    added = store.add(board.code, "A kitten naps on the couch.", sender="second")
+    answer = []
+
+    async def send():
+        stale = asyncio.get_running_loop().create_future()
+        stale.set_result(before)  # finished, still listed as under way
+        board_view._grouping[key] = (board_view._last_number, stale)
+        answer.append(await board_view.landing_now("glove-6b-50d", board.code, lambda: store.sentences(board.code),
+                                                   added.id))
+
+    worker = threading.Thread(target=asyncio.run, args=(send(),), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "landing_now spun on a finished grouping"
+    assert answer[0].sentence == added.text and answer[0].nearest[0][0] == "The cat sleeps on the mat."
+    assert first.id in board_view._latest.get(key).ids and key not in board_view._grouping
 
 
 def test_a_send_is_answered_before_the_board_is_grouped_and_its_landing_follows(
@@ -237,14 +266,14 @@ def test_a_send_is_answered_before_the_board_is_grouped_and_its_landing_follows(
                         real(model, sentences))
     html_out, sent = audience.send_sentence(board.code, "A cat is sleeping on a mat.", page_request("phone-9"))
     assert grouped == [] and sent["pending"] and sent["nearest"] == []  # answered before any grouping
-    landed = audience.api_landing(board.code, sent["id"])
+    landed = asyncio.run(audience.api_landing(board.code, sent["id"]))
     assert grouped == [4] and landed["sentence"] == "A cat is sleeping on a mat."
     assert landed["nearest"][0]["sentence"] == "The cat sleeps on the mat." and landed["cluster"]
-    page_html, again = audience.where_it_landed(sent)  # the page's chained step: the same answer, as HTML
+    page_html, again = asyncio.run(audience.where_it_landed(sent))  # the page's chained step, as HTML
     assert again == landed and "Closest on the board" in page_html and "Finding" not in page_html
     for wrong in (0, -3, 2.5, True, "1", 10_000):
         with pytest.raises(gr.Error):
-            audience.api_landing(board.code, wrong)
+            asyncio.run(audience.api_landing(board.code, wrong))
 
 
 def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStore) -> None:
@@ -363,7 +392,7 @@ def test_a_sentence_is_either_stored_and_accepted_or_refused_and_not_stored(monk
     monkeypatch.setattr(audience, "landing_now", broken)  # the board's model fails after the sentence is stored
     html_out, result = audience.send_sentence(board.code, "A kitten naps on the couch.", page_request("phone-2"))
     assert "Sent" in html_out and result["nearest"] == []  # the send never waits for the model
-    html_out, result = audience.where_it_landed(result)
+    html_out, result = asyncio.run(audience.where_it_landed(result))
     assert "Sent" in html_out and "it is on the board" in html_out and result["nearest"] == []
     assert "pending" not in result
     assert [s.text for s in board_store().sentences(board.code)][-1] == "A kitten naps on the couch."

@@ -15,6 +15,9 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +27,7 @@ from ..encoding.encoder import encode
 from ..explore.cluster_words import distinctive_words
 from ..explore.projection import auto_clusters, project_2d
 from ..explore.similarity import cosine_matrix, normalize_rows
-from ..shared import BoundedCache, KeyLocks
+from ..shared import BoundedCache
 from .store import Sentence
 
 LATEST = 12  # the heatmap's sentences: the newest, few enough to read from the back of the room
@@ -137,19 +140,56 @@ def landing(model: str, sentences: Sequence[Sentence], sentence_id: int) -> Land
 
 
 _latest: BoundedCache[tuple, Groups] = BoundedCache("audience.latest groups", 64)
-_grouping = KeyLocks()
+_grouping: dict[tuple, tuple[int, asyncio.Future]] = {}  # (model, board) -> (number, the grouping under way)
+_numbered = itertools.count(1)
+_last_number = 0
+_kept_number: dict[tuple, int] = {}  # the number of the grouping _latest holds, per (model, board)
+_ended: dict[tuple, float] = {}  # when the last grouping of a (model, board) ended (monotonic)
+GROUPING_GAP_S = 1.0
 
 
-def landing_now(model: str, board: str, sentences_now: Callable[[], Sequence[Sentence]], sentence_id: int) -> Landing:
-    """:func:`landing` for a send in a full room: the sends that arrive while a board's groups are computed wait
-    for that computation, and the first of them then groups every sentence on the board by then, once, for all
-    of them (500 phones sending at once cost a few groupings, not 500)."""
-    with _grouping.hold((model, board)):
-        found = _latest.get((model, board))
-        if found is None or sentence_id not in found.ids:
-            found = groups(model, sentences_now())
-            _latest.put((model, board), found)
-    return _landed(found, sentence_id)
+async def landing_now(model: str, board: str, sentences_now: Callable[[], Sequence[Sentence]],
+                      sentence_id: int) -> Landing:
+    """:func:`landing` for a send in a full room, awaited in the app's event loop: the sends that ask while a
+    board's groups are computed (in a worker thread) wait for that computation, without holding a thread each,
+    and the first of them then starts one grouping of every sentence on the board by then, for all of them
+    (500 phones sending at once cost a few groupings, not 500). A grouping started after this call began holds
+    the sentence if it is still on the board."""
+    global _last_number
+    key = (model, board)
+    found = _latest.get(key)
+    if found is not None and sentence_id in found.ids:
+        return _landed(found, sentence_id)
+    began = _last_number  # groupings numbered above this started after the sentence was stored
+    while True:
+        number, task = _grouping.get(key, (0, None))
+        if task is None:
+            number = _last_number = next(_numbered)
+            task = asyncio.get_running_loop().run_in_executor(None, _group_after, model, sentences_now,
+                                                              _ended.get(key, 0.0) + GROUPING_GAP_S)
+            _grouping[key] = (number, task)
+            task.add_done_callback(lambda done, key=key, number=number: _grouped(key, number, done))
+        found = await asyncio.shield(task)
+        if sentence_id in found.ids or number > began:
+            return _landed(found, sentence_id)
+        _grouped(key, number, task)  # done, perhaps before its callback ran: the next grouping starts now
+
+
+def _group_after(model: str, sentences_now: Callable[[], Sequence[Sentence]], not_before: float) -> Groups:
+    """:func:`groups` of the board as it is at ``not_before`` (monotonic time) or now if later: in a flood, the
+    sends of the last :data:`GROUPING_GAP_S` share one grouping, and the presenter's board gets the core between."""
+    time.sleep(max(0.0, not_before - time.monotonic()))
+    return groups(model, sentences_now())
+
+
+def _grouped(key: tuple, number: int, done: asyncio.Future) -> None:
+    """A grouping finished: it is no longer under way, and it is the board's latest unless a newer one is."""
+    _ended[key] = time.monotonic()
+    if _grouping.get(key, (None,))[0] == number:
+        del _grouping[key]
+    if not done.cancelled() and done.exception() is None and _kept_number.get(key, 0) < number:
+        _kept_number[key] = number
+        _latest.put(key, done.result())
 
 
 def _landed(found: Groups, sentence_id: int) -> Landing:

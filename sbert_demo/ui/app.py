@@ -57,12 +57,14 @@ def launch_options() -> dict:
 
     from .atlas import routes
     from .bodies import BodyGuard
+    from .config_cache import SharedConfig
     from .visitor import VisitorCookie
 
     # BodyGuard: Gradio's JSON endpoints (API, queue, MCP) get bounded bodies of bounded depth, refused with a
     # sentence before Gradio reads them (a JSON-RPC message nested 50,000 deep was a 500 from MCP's transport).
     # VisitorCookie: a browser keeps one name across reloads (the board's sentences a minute from one phone).
-    middleware = [Middleware(BodyGuard), Middleware(VisitorCookie)]
+    # SharedConfig: the pages that open together (a room scanning the board's QR code) share one page config.
+    middleware = [Middleware(BodyGuard), Middleware(VisitorCookie), Middleware(SharedConfig)]
     return {"theme": theme(), "max_file_size": MAX_FILE_SIZE, "i18n": gr.I18n(en=MISSING_WORDS),
             "app_kwargs": {"routes": routes(), "middleware": middleware}, **launch_assets()}
 

@@ -185,15 +185,16 @@ def send_sentence(code: str, sentence: str, request: gr.Request) -> tuple[str, d
     return _landing_html(result), result
 
 
-def where_it_landed(result: dict | None) -> tuple:
-    """The second half of a send: the sentence's nearest sentences on the board and its group, for the phone."""
+async def where_it_landed(result: dict | None) -> tuple:
+    """The second half of a send: the sentence's nearest sentences on the board and its group, for the phone
+    (awaited in the app's event loop: a room's phones wait for the board's grouping without a thread each)."""
     if not isinstance(result, dict) or not result.get("pending"):
         return gr.skip(), gr.skip()
     result = {key: result.get(key) for key in ("code", "id", "sentence", "model")} | {"nearest": [], "cluster": None}
     try:
         board = board_store().get(str(result["code"]))
-        landed = landing_now(board.model, board.code, lambda: board_store().sentences(board.code),
-                             _sentence_id(result["id"]))
+        landed = await landing_now(board.model, board.code, lambda: board_store().sentences(board.code),
+                                   _sentence_id(result["id"]))
         result.update(model=board.model, sentence=landed.sentence, cluster=landed.cluster,
                       nearest=[{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest])
     except ValueError as exc:
@@ -202,11 +203,11 @@ def where_it_landed(result: dict | None) -> tuple:
 
 
 @user_errors
-def api_landing(code: str, sentence_id: int) -> dict:
+async def api_landing(code: str, sentence_id: int) -> dict:
     """Where a sent sentence landed (``board_send`` answers with its id): its nearest sentences and group."""
     board = board_store().get(code)
-    landed = where_it_landed({"code": board.code, "id": sentence_id, "sentence": "", "model": board.model,
-                              "pending": True})[1]
+    landed = (await where_it_landed({"code": board.code, "id": sentence_id, "sentence": "", "model": board.model,
+                                     "pending": True}))[1]
     if landed.get("note"):
         raise ValueError(landed["note"])
     return landed
@@ -446,12 +447,13 @@ def build_tab() -> list[Refresher]:
            api_visibility="private", concurrency_id="board", reveal="board-invite")  # the QR code on screen
     board_code.change(lambda code: [gr.update(interactive=bool(code))] * 6, board_code,
                       [lock, hide_number, hide, hide_later, clear, export], **quiet)
+    # A send is one small write, outside the queue (a room's 1,500 sends queued behind each other had waited
+    # 85 s); where it landed follows, awaited without a thread each while the board is grouped (landing_now).
     sent = action([send.click, sentence.submit], send_sentence, [code, sentence], [landed, landed_json],
-                  failures_to=landed, api_name="board_send", concurrency_id="board-send", concurrency_limit=16)
+                  failures_to=landed, api_name="board_send", queue=False, show_progress="hidden")
     sent.then(lambda: "", None, sentence, **quiet)
-    # where it landed, once the send is answered: the groupings of a full room are batched (landing_now)
     sent.success(where_it_landed, landed_json, [landed, landed_json], show_progress="hidden",
-                 api_visibility="private", concurrency_id="board-landing", concurrency_limit=16)
+                 api_visibility="private", concurrency_limit=None)
     timer.tick(refresh, [board_code, shown_key], [summary, map_plot, latest, hide_number, shown_key],
                show_progress="hidden", api_visibility="private", concurrency_id="board-refresh",
                concurrency_limit=2)

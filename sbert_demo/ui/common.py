@@ -126,7 +126,18 @@ def action(triggers: Iterable, fn: Callable, inputs, outputs, *, failures_to: gr
 
 
 def _converting(handler: Callable, catch: type[BaseException] | tuple[type[BaseException], ...], convert: Callable[[BaseException], BaseException]) -> Callable:
-    """``handler`` (plain or generator) whose ``catch`` exceptions are raised as ``convert(exc)``."""
+    """``handler`` (plain, generator or coroutine) whose ``catch`` exceptions are raised as ``convert(exc)``."""
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def awaited(*args, **kwargs):
+            try:
+                return await handler(*args, **kwargs)
+            except catch as exc:
+                raise convert(exc) from exc
+
+        return awaited
+
     if inspect.isgeneratorfunction(handler):
 
         @functools.wraps(handler)
