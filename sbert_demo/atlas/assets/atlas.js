@@ -457,6 +457,9 @@
     drawLegend();
   }
 
+  // a number as people write it: whole numbers under 10,000 (a year, a rating) without a thousands separator
+  const plainNumber = (x) => (Number.isInteger(x) && Math.abs(x) < 10000 ? String(x) : x.toLocaleString("en"));
+
   function drawLegend() {
     const box = $("#legend");
     if (state.colour === "shared") {
@@ -470,7 +473,7 @@
           + (about.categories.length > 12 ? `<span class="muted">and ${about.categories.length - 12} more</span>` : "")
           + (about.missing ? `<span class="key"><i style="background:rgb(${NONE})"></i>none <span class="muted">${about.missing.toLocaleString()}</span></span>` : "");
       } else {
-        const shown = (v) => (about.kind === "date" ? new Date(Math.round(v * 86400) * 1000).toISOString().slice(0, 10) : Number(v.toPrecision(4)).toLocaleString());
+        const shown = (v) => (about.kind === "date" ? new Date(Math.round(v * 86400) * 1000).toISOString().slice(0, 10) : plainNumber(Number(v.toPrecision(4))));
         box.innerHTML = `<span class="ramp"></span> ${escapeHtml(about.name)}: ${shown(about.min)} (red) to ${shown(about.max)} (blue)`
           + (about.missing ? `; ${about.missing.toLocaleString()} without one (light grey)` : "");
       }

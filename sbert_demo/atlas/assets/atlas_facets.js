@@ -13,7 +13,9 @@ window.atlasFacets = ({ meta, palette, onChange }) => {
   const whole = (about) => about.type === "i16";
   const shown = (about, v) => (about.kind === "date"
     ? new Date(Math.round(v * 86400) * 1000).toISOString().slice(0, v % 1 ? 16 : 10)
-    : Number(Number(v).toPrecision(5)).toLocaleString("en"));
+    : number(Number(Number(v).toPrecision(5))));
+  // a number as people write it: whole numbers under 10,000 (a year, a rating) without a thousands separator
+  const number = (x) => (Number.isInteger(x) && Math.abs(x) < 10000 ? String(x) : x.toLocaleString("en"));
   const width = (about) => (about.max - about.min) / BINS || 1;
 
   function list() { return [...chosen.values()]; }
