@@ -28,6 +28,14 @@ from sbert_demo.explore.exports import write_table_csv
 REPO = Path(__file__).resolve().parents[1]
 
 
+def run_async(coroutine):
+    """``asyncio.run`` in a thread of its own: the test's thread may already run an event loop (Playwright's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> BoardStore:
     return BoardStore(tmp_path / "boards.sqlite")
@@ -214,7 +222,7 @@ def test_a_room_sending_at_once_shares_a_few_groupings(store: BoardStore, monkey
     async def room():
         return await asyncio.gather(*(send(i) for i in range(30)))
 
-    landed = asyncio.run(room())
+    landed = run_async(room())
     assert len(made) <= 4 and made[-1] == 33, made  # a few groupings, the last of the whole board
     for added, where in landed:
         assert where.sentence == added.text and len(where.nearest) == 3 and where.cluster
@@ -236,7 +244,8 @@ def test_a_grouping_done_before_its_callback_ran_is_not_awaited_again(store: Boa
     async def send():
         stale = asyncio.get_running_loop().create_future()
         stale.set_result(before)  # finished, still listed as under way
-        board_view._grouping[key] = (board_view._last_number, stale)
+        state = board_view._groupings()
+        state.under_way[key] = (state.last, stale)
         answer.append(await board_view.landing_now("glove-6b-50d", board.code, lambda: store.sentences(board.code),
                                                    added.id))
 
@@ -245,7 +254,7 @@ def test_a_grouping_done_before_its_callback_ran_is_not_awaited_again(store: Boa
     worker.join(60)
     assert not worker.is_alive(), "landing_now spun on a finished grouping"
     assert answer[0].sentence == added.text and answer[0].nearest[0][0] == "The cat sleeps on the mat."
-    assert first.id in board_view._latest.get(key).ids and key not in board_view._grouping
+    assert first.id in board_view._latest.get(key).ids and key not in board_view._groupings().under_way
 
 
 def test_a_send_is_answered_before_the_board_is_grouped_and_its_landing_follows(
@@ -266,14 +275,14 @@ def test_a_send_is_answered_before_the_board_is_grouped_and_its_landing_follows(
                         real(model, sentences))
     html_out, sent = audience.send_sentence(board.code, "A cat is sleeping on a mat.", page_request("phone-9"))
     assert grouped == [] and sent["pending"] and sent["nearest"] == []  # answered before any grouping
-    landed = asyncio.run(audience.api_landing(board.code, sent["id"]))
+    landed = run_async(audience.api_landing(board.code, sent["id"]))
     assert grouped == [4] and landed["sentence"] == "A cat is sleeping on a mat."
     assert landed["nearest"][0]["sentence"] == "The cat sleeps on the mat." and landed["cluster"]
-    page_html, again = asyncio.run(audience.where_it_landed(sent))  # the page's chained step, as HTML
+    page_html, again = run_async(audience.where_it_landed(sent))  # the page's chained step, as HTML
     assert again == landed and "Closest on the board" in page_html and "Finding" not in page_html
     for wrong in (0, -3, 2.5, True, "1", 10_000):
         with pytest.raises(gr.Error):
-            asyncio.run(audience.api_landing(board.code, wrong))
+            run_async(audience.api_landing(board.code, wrong))
 
 
 def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStore) -> None:
@@ -392,7 +401,7 @@ def test_a_sentence_is_either_stored_and_accepted_or_refused_and_not_stored(monk
     monkeypatch.setattr(audience, "landing_now", broken)  # the board's model fails after the sentence is stored
     html_out, result = audience.send_sentence(board.code, "A kitten naps on the couch.", page_request("phone-2"))
     assert "Sent" in html_out and result["nearest"] == []  # the send never waits for the model
-    html_out, result = asyncio.run(audience.where_it_landed(result))
+    html_out, result = run_async(audience.where_it_landed(result))
     assert "Sent" in html_out and "it is on the board" in html_out and result["nearest"] == []
     assert "pending" not in result
     assert [s.text for s in board_store().sentences(board.code)][-1] == "A kitten naps on the couch."

@@ -13,6 +13,14 @@ from sbert_demo.ui import config_cache
 from sbert_demo.ui.config_cache import SharedConfig
 
 
+def run_async(coroutine):
+    """``asyncio.run`` in a thread of its own: the test's thread may already run an event loop (Playwright's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def counting_app():
     asked = []
 
@@ -51,18 +59,18 @@ def test_pages_that_open_together_share_one_config(monkeypatch: pytest.MonkeyPat
     async def room():
         return await asyncio.gather(*(get(shared) for _ in range(50)))
 
-    answers = asyncio.run(room())
+    answers = run_async(room())
     assert len(asked) == 1  # fifty pages, one config computed
     assert {a for a in answers} == {(200, json.dumps({"root": "http://room.example", "n": 1}).encode())}
-    assert asyncio.run(get(shared)) == answers[0]  # within KEEP_S: the same answer
-    other = asyncio.run(get(shared, host=b"other.example"))  # another address: its own root URL
+    assert run_async(get(shared)) == answers[0]  # within KEEP_S: the same answer
+    other = run_async(get(shared, host=b"other.example"))  # another address: its own root URL
     assert json.loads(other[1]) == {"root": "http://other.example", "n": 2}
-    assert asyncio.run(get(shared, cookie=b"access-token-abc=1"))[1] != answers[0][1]  # a login's: never shared
-    assert asyncio.run(get(shared, path="/info")) and asked[-1] == "/info"  # other paths pass
-    assert asyncio.run(get(shared, method="POST")) and len(asked) == 5
-    assert asyncio.run(get(shared, path="/broken"))[0] == 500
+    assert run_async(get(shared, cookie=b"access-token-abc=1"))[1] != answers[0][1]  # a login's: never shared
+    assert run_async(get(shared, path="/info")) and asked[-1] == "/info"  # other paths pass
+    assert run_async(get(shared, method="POST")) and len(asked) == 5
+    assert run_async(get(shared, path="/broken"))[0] == 500
     monkeypatch.setattr(config_cache, "KEEP_S", 0.0)  # older than KEEP_S: computed again
-    assert json.loads(asyncio.run(get(shared))[1])["n"] == 7
+    assert json.loads(run_async(get(shared))[1])["n"] == 7
 
 
 def test_a_failed_config_is_not_kept() -> None:
@@ -77,5 +85,5 @@ def test_a_failed_config_is_not_kept() -> None:
 
     shared = SharedConfig(flaky)
     with pytest.raises(RuntimeError):
-        asyncio.run(get(shared))
-    assert asyncio.run(get(shared)) == (200, b"{}") and len(calls) == 2
+        run_async(get(shared))
+    assert run_async(get(shared)) == (200, b"{}") and len(calls) == 2

@@ -68,7 +68,7 @@ def test_groups_blank_lines_and_whitespace():
 
 def test_no_groups_gives_none_and_trailing_newline_is_not_a_blank_line():
     parsed = parse_sentences("First sentence.\r\nSecond sentence.\n")
-    assert parsed == ParsedSentences(["First sentence.", "Second sentence."], None, [])
+    assert parsed == ParsedSentences(["First sentence.", "Second sentence."], None, [], [1, 2])  # line numbers
 
 
 def test_only_first_bar_splits_and_long_prefix_is_not_a_group():

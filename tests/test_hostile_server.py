@@ -353,11 +353,11 @@ def test_a_json_rpc_message_nested_fifty_thousand_deep_gets_a_sentence() -> None
 
 def test_the_launched_app_puts_the_guard_in_front_of_gradio() -> None:
     from sbert_demo.ui.app import launch_options
-
+    from sbert_demo.ui.config_cache import SharedConfig
     from sbert_demo.ui.visitor import VisitorCookie
 
     middleware = launch_options()["app_kwargs"]["middleware"]
-    assert [m.cls for m in middleware] == [BodyGuard, VisitorCookie]
+    assert [m.cls for m in middleware] == [BodyGuard, VisitorCookie, SharedConfig]  # the guard first
 
 
 def test_a_web_server_is_not_taken_for_ray() -> None:

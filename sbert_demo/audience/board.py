@@ -16,10 +16,9 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,7 +26,7 @@ from ..encoding.encoder import encode
 from ..explore.cluster_words import distinctive_words
 from ..explore.projection import auto_clusters, project_2d
 from ..explore.similarity import cosine_matrix, normalize_rows
-from ..shared import BoundedCache
+from ..shared import BoundedCache, process_wide
 from .store import Sentence
 
 LATEST = 12  # the heatmap's sentences: the newest, few enough to read from the back of the room
@@ -140,12 +139,21 @@ def landing(model: str, sentences: Sequence[Sentence], sentence_id: int) -> Land
 
 
 _latest: BoundedCache[tuple, Groups] = BoundedCache("audience.latest groups", 64)
-_grouping: dict[tuple, tuple[int, asyncio.Future]] = {}  # (model, board) -> (number, the grouping under way)
-_numbered = itertools.count(1)
-_last_number = 0
-_kept_number: dict[tuple, int] = {}  # the number of the grouping _latest holds, per (model, board)
-_ended: dict[tuple, float] = {}  # when the last grouping of a (model, board) ended (monotonic)
 GROUPING_GAP_S = 1.0
+
+
+@dataclass
+class _Groupings:
+    """The groupings a room's sends wait for, per (model, board): numbered in the order they start."""
+    under_way: dict[tuple, tuple[int, asyncio.Future]] = field(default_factory=dict)  # -> (number, the future)
+    kept: dict[tuple, int] = field(default_factory=dict)  # the number of the grouping _latest holds
+    ended: dict[tuple, float] = field(default_factory=dict)  # when the last one ended (monotonic)
+    last: int = 0  # the number of the last grouping started
+
+
+@process_wide
+def _groupings() -> _Groupings:
+    return _Groupings()
 
 
 async def landing_now(model: str, board: str, sentences_now: Callable[[], Sequence[Sentence]],
@@ -155,24 +163,23 @@ async def landing_now(model: str, board: str, sentences_now: Callable[[], Sequen
     and the first of them then starts one grouping of every sentence on the board by then, for all of them
     (500 phones sending at once cost a few groupings, not 500). A grouping started after this call began holds
     the sentence if it is still on the board."""
-    global _last_number
-    key = (model, board)
+    key, state = (model, board), _groupings()
     found = _latest.get(key)
     if found is not None and sentence_id in found.ids:
         return _landed(found, sentence_id)
-    began = _last_number  # groupings numbered above this started after the sentence was stored
+    began = state.last  # groupings numbered above this started after the sentence was stored
     while True:
-        number, task = _grouping.get(key, (0, None))
+        number, task = state.under_way.get(key, (0, None))
         if task is None:
-            number = _last_number = next(_numbered)
+            state.last = number = state.last + 1
             task = asyncio.get_running_loop().run_in_executor(None, _group_after, model, sentences_now,
-                                                              _ended.get(key, 0.0) + GROUPING_GAP_S)
-            _grouping[key] = (number, task)
-            task.add_done_callback(lambda done, key=key, number=number: _grouped(key, number, done))
+                                                              state.ended.get(key, 0.0) + GROUPING_GAP_S)
+            state.under_way[key] = (number, task)
+            task.add_done_callback(lambda done, key=key, number=number: _grouped(state, key, number, done))
         found = await asyncio.shield(task)
         if sentence_id in found.ids or number > began:
             return _landed(found, sentence_id)
-        _grouped(key, number, task)  # done, perhaps before its callback ran: the next grouping starts now
+        _grouped(state, key, number, task)  # done, perhaps before its callback ran: the next grouping starts now
 
 
 def _group_after(model: str, sentences_now: Callable[[], Sequence[Sentence]], not_before: float) -> Groups:
@@ -182,13 +189,13 @@ def _group_after(model: str, sentences_now: Callable[[], Sequence[Sentence]], no
     return groups(model, sentences_now())
 
 
-def _grouped(key: tuple, number: int, done: asyncio.Future) -> None:
+def _grouped(state: _Groupings, key: tuple, number: int, done: asyncio.Future) -> None:
     """A grouping finished: it is no longer under way, and it is the board's latest unless a newer one is."""
-    _ended[key] = time.monotonic()
-    if _grouping.get(key, (None,))[0] == number:
-        del _grouping[key]
-    if not done.cancelled() and done.exception() is None and _kept_number.get(key, 0) < number:
-        _kept_number[key] = number
+    state.ended[key] = time.monotonic()
+    if state.under_way.get(key, (None,))[0] == number:
+        del state.under_way[key]
+    if not done.cancelled() and done.exception() is None and state.kept.get(key, 0) < number:
+        state.kept[key] = number
         _latest.put(key, done.result())
 
 
