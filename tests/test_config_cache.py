@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from sbert_demo.ui import config_cache
 from sbert_demo.ui.config_cache import SharedConfig
 
 
@@ -52,7 +51,7 @@ async def get(app, path="/config", host=b"room.example", method="GET", cookie=b"
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
 
-def test_pages_that_open_together_share_one_config(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pages_that_open_together_share_one_config() -> None:
     inner, asked = counting_app()
     shared = SharedConfig(inner)
 
@@ -69,7 +68,7 @@ def test_pages_that_open_together_share_one_config(monkeypatch: pytest.MonkeyPat
     assert run_async(get(shared, path="/info")) and asked[-1] == "/info"  # other paths pass
     assert run_async(get(shared, method="POST")) and len(asked) == 5
     assert run_async(get(shared, path="/broken"))[0] == 500
-    monkeypatch.setattr(config_cache, "KEEP_S", 0.0)  # older than KEEP_S: computed again
+    shared.kept.ttl_s = 0.0  # older than KEEP_S: computed again
     assert json.loads(run_async(get(shared))[1])["n"] == 7
 
 

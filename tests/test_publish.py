@@ -150,17 +150,22 @@ def static_server(published: Published):
     server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
                                str(published.folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline and server.poll() is None, "python -m http.server did not start"
-            time.sleep(0.2)
+    wait_until_answered(url, server, 30, "python -m http.server did not start")
     yield url
     server.terminate()
     server.wait(10)
+
+
+def wait_until_answered(url: str, process: subprocess.Popen, seconds: float, failure: str) -> None:
+    """Return once ``url`` answers; fail with ``failure`` if ``process`` exits or ``seconds`` pass first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline and process.poll() is None, failure
+            time.sleep(0.2)
 
 
 def open_site(browser, url: str, size=(1366, 768), ready: str = "body[data-ready]", path: str = ""):
@@ -350,14 +355,7 @@ def app_routes(published: Published):
     app = subprocess.Popen([sys.executable, "-c", APP, str(port)], cwd=REPO,
                            env={**os.environ, "SBERT_DEMO_CACHE": str(published.cache)})
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url + f"atlas/data/{published.atlas.id}/meta.json", timeout=2).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline and app.poll() is None, "the app's routes did not start"
-            time.sleep(0.2)
+    wait_until_answered(url + f"atlas/data/{published.atlas.id}/meta.json", app, 60, "the app's routes did not start")
     yield url
     app.terminate()
     app.wait(10)

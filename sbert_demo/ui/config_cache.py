@@ -14,7 +14,8 @@ Gradio's login cookie) are never shared: their config names their user.
 from __future__ import annotations
 
 import asyncio
-import time
+
+from ..shared import BoundedCache
 
 KEEP_S = 5.0
 PATHS = frozenset({"/config", "/config/"})
@@ -28,7 +29,8 @@ class SharedConfig:
 
     def __init__(self, app) -> None:
         self.app = app
-        self.kept: dict[tuple, tuple[float, dict, list[bytes]]] = {}  # key -> (when, start message, body)
+        self.kept: BoundedCache[tuple, tuple[dict, list[bytes]]] = BoundedCache(  # key -> (start message, body)
+            "shared page configs", MAX_KEPT, ttl_s=KEEP_S)
         self.computing: dict[tuple, asyncio.Future] = {}
 
     async def __call__(self, scope, receive, send) -> None:
@@ -37,7 +39,7 @@ class SharedConfig:
             await self.app(scope, receive, send)
             return
         kept = self.kept.get(key)
-        if kept is not None and time.monotonic() - kept[0] <= KEEP_S:
+        if kept is not None:
             await self._replay(kept, send)
             return
         waiting = self.computing.get(key)
@@ -66,10 +68,8 @@ class SharedConfig:
         try:
             await self.app(scope, receive, keep)
             if start.get("status") == 200 and whole:  # a whole answer, sent whole
-                answer = (time.monotonic(), start, body)
-                self.kept[key] = answer
-                while len(self.kept) > MAX_KEPT:
-                    self.kept.pop(next(iter(self.kept)))
+                answer = (start, body)
+                self.kept.put(key, answer)
         finally:
             del self.computing[key]
             future.set_result(answer)
@@ -86,7 +86,7 @@ class SharedConfig:
 
     @staticmethod
     async def _replay(answer: tuple, send) -> None:
-        _, start, body = answer
+        start, body = answer
         await send(start)
         for at, chunk in enumerate(body):
             await send({"type": "http.response.body", "body": chunk, "more_body": at < len(body) - 1})

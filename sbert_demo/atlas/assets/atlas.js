@@ -578,7 +578,7 @@
     await fillTable();
     const tabled = performance.now();
     repaint();
-    const now = performance.now();  // the page's own work; the maps' frame follows (state.timings.frame)
+    const now = performance.now();  // the page's own work; the maps' frame follows it
     Object.assign(state.timings, { select: now - started, chosen: chosen - started, table: tabled - chosen, painted: now - tabled });
     showTallies(facets);  // after the maps are redrawn
     return state.timings.select;
@@ -870,7 +870,7 @@
     const agreement = await source.agreement();
     if (agreement) showAgreement(agreement); else offerAgreement();
     if ((meta.fields || []).length || (meta.fields_left || []).length) {
-      state.facets = window.atlasFacets({ meta, palette: PALETTE, onChange: () => { state.refreshed = refresh(); } });
+      state.facets = window.atlasFacets({ meta, palette: PALETTE, number: plainNumber, onChange: () => { state.refreshed = refresh(); } });
     }
     if (!pairs.length) $("#colour option[value=shared]").disabled = true;
     showModel(0);

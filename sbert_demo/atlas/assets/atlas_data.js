@@ -133,19 +133,25 @@ window.atlasData = ({ base, api }) => {
   // Facets on the corpus's own columns: per column, the chosen categories ({f, values: [codes]}) or a range
   // ({f, lo, hi}, both included); a row without a value passes none. Each row's failures are counted once, so
   // a column's tally (crossfilter) counts the rows that pass every other facet and the selection ("within").
+  function clearFailing(facet, values, ok) {  // ok[row] = 0 for each row that fails the facet (one byte a row)
+    const n = meta.n;
+    if (facet.values) {
+      const allowed = new Uint8Array(65536);
+      for (const code of facet.values) allowed[code] = 1;
+      for (let row = 0; row < n; row++) ok[row] &= allowed[values[row]];
+    } else {
+      const { lo, hi } = facet;
+      for (let row = 0; row < n; row++) { const v = values[row]; if (!(v >= lo && v <= hi)) ok[row] = 0; }
+    }
+    return ok;
+  }
+
   async function facetFailures(facets, within) {
     const n = meta.n, failed = new Uint8Array(n), failedAt = new Int8Array(n).fill(-1);
     const columns = await Promise.all(facets.map((facet) => fieldValues(facet.f)));
     facets.forEach((facet, i) => {
-      const values = columns[i];
-      const fail = (row) => { failed[row] += 1; failedAt[row] = i; };
-      if (facet.values) {
-        const allowed = new Uint8Array(65536);
-        for (const code of facet.values) allowed[code] = 1;
-        for (let row = 0; row < n; row++) if (!allowed[values[row]]) fail(row);
-      } else {
-        for (let row = 0; row < n; row++) { const v = values[row]; if (!(v >= facet.lo && v <= facet.hi)) fail(row); }
-      }
+      const pass = clearFailing(facet, columns[i], new Uint8Array(n).fill(1));
+      for (let row = 0; row < n; row++) if (!pass[row]) { failed[row] += 1; failedAt[row] = i; }
     });
     if (within) {  // outside the selection counts as failing every facet
       const inside = new Uint8Array(n);
@@ -221,17 +227,7 @@ window.atlasData = ({ base, api }) => {
       const n = meta.n, ok = new Uint8Array(n);
       if (within) for (let i = 0; i < within.length; i++) ok[within[i]] = 1; else ok.fill(1);
       const columns = await Promise.all(facets.map((facet) => fieldValues(facet.f)));
-      facets.forEach((facet, i) => {
-        const values = columns[i];
-        if (facet.values) {
-          const allowed = new Uint8Array(65536);
-          for (const code of facet.values) allowed[code] = 1;
-          for (let row = 0; row < n; row++) ok[row] &= allowed[values[row]];
-        } else {
-          const { lo, hi } = facet;
-          for (let row = 0; row < n; row++) { const v = values[row]; if (!(v >= lo && v <= hi)) ok[row] = 0; }
-        }
-      });
+      facets.forEach((facet, i) => clearFailing(facet, columns[i], ok));
       let count = 0;
       for (let row = 0; row < n; row++) count += ok[row];
       const rows = new Int32Array(count);

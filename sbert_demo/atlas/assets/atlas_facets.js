@@ -3,7 +3,7 @@
 // selection (atlas_data.js's tallies: computed there, once). The chosen facets go to onChange; a link writes
 // them as facet=<f>:<code>,<code> or facet=<f>:<lo>..<hi>.
 "use strict";
-window.atlasFacets = ({ meta, palette, onChange }) => {
+window.atlasFacets = ({ meta, palette, number, onChange }) => {  // number: the map view's plainNumber
   const BINS = 32;
   const fields = meta.fields || [];
   const chosen = new Map();  // f -> {f, values: [codes]} or {f, lo, hi}
@@ -14,8 +14,6 @@ window.atlasFacets = ({ meta, palette, onChange }) => {
   const shown = (about, v) => (about.kind === "date"
     ? new Date(Math.round(v * 86400) * 1000).toISOString().slice(0, v % 1 ? 16 : 10)
     : number(Number(Number(v).toPrecision(5))));
-  // a number as people write it: whole numbers under 10,000 (a year, a rating) without a thousands separator
-  const number = (x) => (Number.isInteger(x) && Math.abs(x) < 10000 ? String(x) : x.toLocaleString("en"));
   const width = (about) => (about.max - about.min) / BINS || 1;
 
   function list() { return [...chosen.values()]; }
