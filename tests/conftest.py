@@ -60,6 +60,7 @@ from __future__ import annotations
 import os
 import shutil
 import string
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -476,6 +477,30 @@ def script(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def launch_here(demo, port: int, **options) -> str:
+    """``demo.launch`` on 127.0.0.1:``port`` without the main thread held, its URL. Gradio's own check that the
+    page answers (one HEAD with a 3 s timeout, no retry after a timeout) fails on a CI host busy with the other
+    worker's tests; here the check waits up to 60 s for the server, which is what launching needs."""
+    import httpx
+    from gradio import networking
+
+    def answers(url: str) -> bool:
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            try:
+                if httpx.head(url, timeout=10).status_code < 400:
+                    return True
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        return False
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(networking, "url_ok", answers)
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **options)
+    return f"http://127.0.0.1:{port}/"
 
 
 def raw_post(url: str, body: bytes | Iterable[bytes], declared: int | None = None) -> tuple[int, dict]:

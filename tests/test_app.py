@@ -16,6 +16,7 @@ import gradio as gr
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from conftest import launch_here
 
 from sbert_demo.config import reload_settings
 
@@ -427,9 +428,7 @@ def launched_app(tiny_sts_dir: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("SBERT_DEMO_DATA", str(tiny_sts_dir))
     reload_settings()
     demo = configure_queue(build_app(warm_up=False))
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/"
+    yield launch_here(demo, free_port())
     demo.close()
 
 

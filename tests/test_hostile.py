@@ -25,7 +25,7 @@ import pytest
 from gradio.components.plot import PlotData
 
 from sbert_demo.config import reload_settings
-from conftest import train_form
+from conftest import launch_here, train_form
 
 from sbert_demo.benchmark.evaluation import evaluate
 from sbert_demo.data.files import read_scored_pairs
@@ -573,7 +573,7 @@ def test_the_server_answers_hostile_api_calls_with_messages_and_keeps_serving(
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     demo = configure_queue(build_app(warm_up=False))
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    launch_here(demo, port)
     try:
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         named = client.view_api(print_info=False, return_format="dict")["named_endpoints"]

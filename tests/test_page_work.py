@@ -11,6 +11,7 @@ import time
 import gradio as gr
 import pytest
 from starlette.middleware import Middleware
+from conftest import launch_here
 from test_browser import free_port
 
 from sbert_demo.ui.common import user_errors
@@ -54,10 +55,9 @@ def served():
         out = gr.Textbox(elem_id="out")
         go.click(user_errors(work.run), label, out, api_name="heavy", concurrency_limit=2)
     port = free_port()
-    demo.queue().launch(server_port=port, prevent_thread_lock=True, quiet=True,
-                        app_kwargs={"middleware": [Middleware(VisitorCookie)]})
+    url = launch_here(demo.queue(), port, app_kwargs={"middleware": [Middleware(VisitorCookie)]})
     try:
-        yield f"http://127.0.0.1:{port}/", work
+        yield url, work
     finally:
         demo.close()
 

@@ -14,7 +14,7 @@ import pytest
 
 from sbert_demo import formatting
 from sbert_demo.config import reload_settings
-from conftest import train_form
+from conftest import launch_here, train_form
 
 from sbert_demo.training import DISABLED, JobSnapshot, TrainConfig, TrainingJobs
 from sbert_demo.ui import train as train_tab
@@ -237,7 +237,7 @@ def test_the_endpoints_answer_gradio_client_with_short_calls(nli_data: Path, mon
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    launch_here(demo.queue(), port)
     try:
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         assert client.predict(api_name="/train_status")["state"] == "idle"
