@@ -6,12 +6,13 @@ user's cache folder is reused: ONNX and OpenVINO artefacts, the runtime choice, 
 cache folder should be a prepared one, ``SBERT_DEMO_CACHE`` names another), creates a board through
 ``/board_create``, then:
 
-* ``--phones`` phones (default 100), each a page speaking the page's own queue protocol (``load.PageUser``: its
-  own session and visitor cookie, as a phone's browser that opened the page; all of them in one asyncio loop, so
-  that the simulated room leaves the cores to the app), send 3 distinct STSb sentences at random moments of
-  ``--seconds`` (default 60),
-  through ``/board_send`` (what the page's Send button calls), then ask ``/board_landing`` where it landed (what
-  the page asks once the send is answered);
+* ``--phones`` phones (default 100) open the page the board's QR code opens, then send 3 distinct STSb sentences
+  at random moments of ``--seconds`` (default 60) and ask where each landed, as that page does; all of them in
+  one asyncio loop, with a connection and a visitor cookie each, so that the simulated room leaves the cores to
+  the app. ``--page join`` (the default, the QR code's page, :mod:`sbert_demo.ui.join`): the page and its files,
+  ``/join/CODE/about``, then ``POST /join/CODE/send`` and ``/join/CODE/landing/N``. ``--page app`` (the app's own
+  Audience tab, ``?board=CODE`` without the QR code): Gradio's page config and first event, then ``/board_send``
+  and ``/board_landing`` in the page's own protocol (``load.PageUser``);
 * the presenter asks ``/board_state`` every 2 s (the board's picture: the same work as the page's
   timer) and notes when each accepted sentence first appears on it.
 
@@ -23,7 +24,7 @@ the send latency (p50/p95; target p95 <= 2 s), the time from an accepted send to
 (p50/p95/max; target p95 <= 5 s), ``/config``'s (p95), and how much of the cores the app and this process (the
 simulated phones) took while the room sent.
 
-    python bench/audience.py [--phones 100] [--seconds 60] [--model all-MiniLM-L6-v2]
+    python bench/audience.py [--phones 100] [--seconds 60] [--model all-MiniLM-L6-v2] [--page join|app]
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def main() -> None:
     parser.add_argument("--phones", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--page", choices=("join", "app"), default="join",
+                        help="the QR code's page (join) or the app's Audience tab (app)")
     args = parser.parse_args()
     from gradio_client import Client
 
@@ -70,7 +73,7 @@ def main() -> None:
     random.Random(0).shuffle(pool)
     sentences = pool[: args.phones * PER_PHONE]
     print(f"CPU: {cpu_name()}; {args.phones} phones x {PER_PHONE} sentences within {args.seconds:.0f} s; "
-          f"model {args.model}; the presenter refreshes every {POLL_S:.0f} s")
+          f"model {args.model}; the phones' page: {PAGES[args.page]}; the presenter refreshes every {POLL_S:.0f} s")
 
     with tempfile.TemporaryDirectory(prefix="sbert-demo-audience-") as models_dir:
         port = free_port()
@@ -92,27 +95,22 @@ def main() -> None:
             start = time.monotonic()
             opened: list[float] = []
 
-            async def open_page() -> PageUser | None:
-                """A phone opens the board's page: the page's config, then its first event (the board's join),
-                which gives it its session on the server, as the page's load does."""
-                page = PageUser(url)
-                page.http.cookies.set(COOKIE, secrets.token_urlsafe(16))
+            async def open_page() -> JoinPhone | AppPhone | None:
+                """A phone opens the page the room uses (the QR code's, or the app's Audience tab)."""
+                page = (JoinPhone if args.page == "join" else AppPhone)(url, code)
                 asked = time.monotonic()
                 try:
-                    await page.open("board_send")
-                    joined = await page.http.post(f"{page.prefix}/run/board_join",
-                                                  json={"data": [code], "session_hash": page.session_hash})
-                    joined.raise_for_status()
+                    await page.open()
                 except Exception as exc:  # noqa: BLE001 - the page did not open: every send of it fails
-                    failed.extend([f"the page did not open: {exc}"[:160]] * PER_PHONE)
+                    failed.extend([f"the page did not open: {type(exc).__name__}: {exc}"[:160]] * PER_PHONE)
                     await page.close()
                     return None
                 opened.append(time.monotonic() - asked)
                 return page
 
-            async def phone(index: int, page: PageUser | None) -> None:
-                """A phone with the board's page open: Send (as the page sends it), then the landing, as the page
-                asks once the send is answered."""
+            async def phone(index: int, page: JoinPhone | AppPhone | None) -> None:
+                """A phone with the page open: Send, then where it landed, as the page asks once the send is
+                answered."""
                 nonlocal told_group
                 if page is None:
                     return
@@ -123,7 +121,7 @@ def main() -> None:
                     text = sentences[index * PER_PHONE + k]
                     sent = time.monotonic()
                     try:
-                        answer = (await page.predict(code, text))[1]
+                        answer = await page.send(text)
                         accepted[" ".join(text.split())] = time.monotonic()
                         send_s.append(time.monotonic() - sent)
                     except Exception as exc:  # noqa: BLE001 - a refusal or failure is what is counted
@@ -131,10 +129,7 @@ def main() -> None:
                          else failed).append(f"{type(exc).__name__}: {exc}"[:160])
                         continue
                     try:  # where it landed (the page's next step)
-                        response = await page.http.post(f"{page.prefix}/run/board_landing",
-                                                        json={"data": [code, answer["id"]]})
-                        response.raise_for_status()
-                        where = response.json()["data"][0]
+                        where = await page.landing(answer["id"])
                         landing_s.append(time.monotonic() - sent)
                         told_group += bool(where["cluster"]) or len(where["nearest"]) > 0
                     except Exception as exc:  # noqa: BLE001 - counted
@@ -146,7 +141,7 @@ def main() -> None:
                     nonlocal start
                     pages = await asyncio.gather(*(open_page() for _ in range(args.phones)))
                     p50, p95 = np.percentile(opened, [50, 95]) if opened else (float("nan"),) * 2
-                    print(f"{len(opened)} pages opened (config and first event) in {time.monotonic() - start:.1f} s; "
+                    print(f"{len(opened)} pages opened in {time.monotonic() - start:.1f} s; "
                           f"a page p50 {p50:.2f} s, p95 {p95:.2f} s; then the room sends within {args.seconds:.0f} s",
                           flush=True)
                     start = time.monotonic()  # the room has the page open, as it does once the QR code is up
@@ -232,6 +227,68 @@ def main() -> None:
         p95 = float(np.percentile(delays, 95))
         print(f"accepted -> on the presenter's board: p50 {np.percentile(delays, 50):.2f} s, p95 {p95:.2f} s, "
               f"max {delays.max():.2f} s (target p95 <= 5 s: {'met' if p95 <= 5 else 'NOT met'})")
+
+
+PAGES = {"join": "the QR code's page (/join/CODE)", "app": "the app's Audience tab (Gradio)"}
+
+
+class JoinPhone:
+    """A phone on the QR code's page: the page and its three files, the board's about, then sends and landings
+    (one keep-alive connection; the visitor cookie the page's answer sets, kept)."""
+
+    def __init__(self, url: str, code: str):
+        import httpx
+
+        self.http = httpx.AsyncClient(base_url=f"{url.rstrip('/')}/join/", timeout=300)
+        self.code = code
+
+    async def open(self) -> None:
+        for path in (self.code, "assets/palette.css", "assets/join.css", "assets/join.js", f"{self.code}/about"):
+            (await self.http.get(path)).raise_for_status()
+        if COOKIE not in self.http.cookies:
+            raise RuntimeError("the page set no visitor cookie")
+
+    async def _answer(self, response) -> dict:
+        if response.status_code != 200:
+            raise RuntimeError(response.json().get("error", response.text[:150]))
+        return response.json()
+
+    async def send(self, text: str) -> dict:
+        return await self._answer(await self.http.post(f"{self.code}/send", json={"sentence": text}))
+
+    async def landing(self, number: int) -> dict:
+        return await self._answer(await self.http.get(f"{self.code}/landing/{number}"))
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+
+class AppPhone:
+    """A phone on the app's Audience tab: Gradio's page config and the page's first event (the board's join),
+    which gives it its session, then ``/board_send`` and ``/board_landing`` in the page's own protocol."""
+
+    def __init__(self, url: str, code: str):
+        self.page = PageUser(url)
+        self.page.http.cookies.set(COOKIE, secrets.token_urlsafe(16))
+        self.code = code
+
+    async def open(self) -> None:
+        await self.page.open("board_send")
+        joined = await self.page.http.post(f"{self.page.prefix}/run/board_join",
+                                           json={"data": [self.code], "session_hash": self.page.session_hash})
+        joined.raise_for_status()
+
+    async def send(self, text: str) -> dict:
+        return (await self.page.predict(self.code, text))[1]
+
+    async def landing(self, number: int) -> dict:
+        response = await self.page.http.post(f"{self.page.prefix}/run/board_landing",
+                                              json={"data": [self.code, number]})
+        response.raise_for_status()
+        return response.json()["data"][0]
+
+    async def close(self) -> None:
+        await self.page.close()
 
 
 def _cpu(process: "psutil.Process") -> float:

@@ -17,7 +17,8 @@ prints ``ok`` or ``FAILED`` with what came back; the exit status is the number o
 6. other scripts: a corpus named ``猫と犬のコーパス.csv`` keeps its name, and its texts in кошка, γάτα, éclair and
    猫 come back as they were sent (the page's word filter on them: tests/test_atlas.py, in Chromium);
 7. one upload limit: a 56 MB CSV of 15,000 rows is mapped;
-8. a room behind one address: 500 sentences sent to one board from 500 sessions all land.
+8. a room behind one address: 500 sentences sent to one board from 500 sessions all land; a 1.5 GB body streamed
+   to the phone page's ``/join/CODE/send`` is refused at its limit (the server's memory before and after).
 
     python app.py --port 7860 &
     python scripts/hostile.py --url http://127.0.0.1:7860/ --pid <the app's pid> --cache <its cache folder>
@@ -290,6 +291,13 @@ def room(run: Run) -> None:
     state = run.client.predict(code, api_name="/board_join")
     run.check("500 phones behind one address, one sentence each", not refused and state["sentences"] == 500,
               f"{500 - len(refused)} accepted, {state['sentences']} on the board" + (f"; e.g. {refused[0]}" if refused else ""))
+    before = run.rss_mb()
+    status, answer = raw_post(f"{run.url}join/{code}/send", itertools.chain(
+        [b'{"sentence": "'], itertools.repeat(b"a" * (1 << 20), 1536)))
+    grown = None if before is None else run.rss_mb() - before
+    run.check("1.5 GB body to the phone page's send", status == 413 and "larger than 4 kB" in answer
+              and (grown is None or grown < 100), f"{status} {answer[:120]}; the server grew by "
+              f"{'?' if grown is None else f'{grown:.0f} MB'}")
 
 
 def main(argv: list[str] | None = None) -> int:

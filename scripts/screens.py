@@ -120,7 +120,7 @@ def start_room(page, url: str, path: Path) -> Path:
     page.wait_for_selector("#talk-qr img.qr", state="visible")
     page.wait_for_timeout(500)
     page.screenshot(path=str(path), type="jpeg", quality=70)
-    code = page.inner_text("#talk-qr").strip().rsplit("?board=", 1)[1]
+    code = page.inner_text("#talk-qr").strip().rsplit("/join/", 1)[1]
     page.keyboard.press("q")
     for sentence in ROOM:
         Client(url, verbose=False).predict(code, sentence, api_name="/board_send")
@@ -135,7 +135,7 @@ ROOM = ["How do I renew my passport?", "Where can I get a new passport?", "My pa
 
 def shoot_board(browser, url: str, out: Path) -> list[Path]:
     """An audience board: ten sentences from ten sessions, then a phone sends one; the presenter's
-    board (1280x720, presenter view) and the phone's join page (390x844) with where it landed."""
+    board (1280x720, presenter view) and the phone's join page (/join/CODE, 390x844) with where it landed."""
     from gradio_client import Client
 
     made = Client(url, verbose=False).predict("all-MiniLM-L6-v2", api_name="/board_create")
@@ -149,11 +149,10 @@ def shoot_board(browser, url: str, out: Path) -> list[Path]:
                                 device_scale_factor=2).new_page()
     phone.set_default_timeout(120_000)
     phone.goto(made["join_link"])
-    phone.wait_for_selector("#board-send", state="visible")
-    phone.wait_for_timeout(1500)
-    phone.fill("#board-sentence textarea, #board-sentence input", "Can I renew my passport online?")
-    phone.locator("#board-send").tap()
-    phone.wait_for_function("document.querySelector('#board-landed').innerText.includes('Closest')")
+    phone.wait_for_selector("#join-send", state="visible")
+    phone.fill("#join-sentence", "Can I renew my passport online?")
+    phone.locator("#join-send").tap()
+    phone.wait_for_function("document.querySelector('#join-landed').innerText.includes('For now')")
     paths = [out / "board-phone-390x844.jpg", out / "board-presenter-1280x720.jpg"]
     phone.screenshot(path=str(paths[0]), type="jpeg", quality=70)
     presenter.wait_for_function("document.querySelector('#board-summary').innerText.includes('11 sentences')")

@@ -304,7 +304,7 @@ def test_what_people_send_is_shown_as_text_and_exported_as_text(store: BoardStor
     assert "<script>" not in figure and "<img" not in figure and "&lt;img src=x" in figure  # the newest, written
     status = room_status({"code": board.code, "secret": "s3cret", "base": "http://talk.example/"}, [shown])
     assert "<script>" not in status and "<img" not in status and status.count("Closest under") == 1
-    assert f"?board={board.code} " in html.unescape(re.sub("<[^>]+>", " ", status))  # the join link on the slide
+    assert f"talk.example/join/{board.code} " in html.unescape(re.sub("<[^>]+>", " ", status))  # the join link
     path = write_table_csv("board", ["id", "sentence", "sent", "hidden"], export_rows(store, board.code))
     cells = [row[1] for row in csv.reader(path.open(encoding="utf-8"))][1:]
     assert cells[0] == evil[0] and all(cell.startswith("'") for cell in cells[1:4]) and cells[4] == evil[4]

@@ -1,5 +1,5 @@
-"""An audience board in headless Chromium: a phone (390x844, touch) joins from the link and sends,
-the presenter's board (1280x720) shows it within 5 s without a click; the presenter view's room step
+"""An audience board in headless Chromium: a phone (390x844, touch) opens the QR code's page (``/join/CODE``, no
+Gradio page) and sends, the presenter's board (1280x720) shows it within 5 s without a click; the presenter view's room step
 (8) starts a board, shows its join QR code and maps the room's sentences under GloVe and MiniLM;
 presenter actions without the secret are refused; the app killed (-9) between two sends keeps every
 sentence (issue 23).
@@ -49,7 +49,7 @@ def _send(url: str, code: str, sentences: list[str]) -> None:
 def test_a_phone_sends_and_the_presenter_sees_it_without_a_click(browser, board_app: str) -> None:
     made = _client(board_app).predict("glove-6b-50d", api_name="/board_create")
     code, secret = made["code"], made["secret"]
-    assert made["join_link"].endswith(f"?board={code}") and secret not in made["join_link"]
+    assert made["join_link"] == f"{board_app}join/{code}" and secret not in made["join_link"]
     _send(board_app, code, ROOM[:4])
 
     presenter_context = browser.new_context(viewport={"width": 1280, "height": 720})
@@ -61,25 +61,28 @@ def test_a_phone_sends_and_the_presenter_sees_it_without_a_click(browser, board_
     presenter.wait_for_selector("#board-map .js-plotly-plot")
     assert "key=" not in presenter.url  # the secret left the address bar once the board was open
     assert presenter.locator("#board-invite img.qr").is_visible()
+    assert made["join_link"] in presenter.inner_text("#board-invite")  # what the QR code says
     assert not presenter.locator(".header-row").is_visible() and not presenter.locator("#board-join").is_visible()
 
     phone_context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     phone = phone_context.new_page()
     phone.set_default_timeout(60_000)
-    phone.goto(f"{board_app}?board={code}")
-    phone.wait_for_selector("#board-send", state="visible")
-    phone.wait_for_selector("#board-landed", state="attached")
-    assert not phone.locator("#board-presenter").is_visible() and not phone.locator(".header-row").is_visible()
-    phone.wait_for_function(f"document.querySelector('#board-code input, #board-code textarea').value === {code!r}")
-    phone.fill("#board-sentence textarea, #board-sentence input", "Can I renew my <b>passport</b> online?")
-    phone.locator("#board-send").tap()
-    phone.wait_for_function("document.querySelector('#board-landed').innerText.includes('Closest on the board')")
-    landed = phone.inner_text("#board-landed")
+    asked = []
+    phone.on("request", lambda request: asked.append(request.url))
+    phone.goto(made["join_link"])
+    phone.wait_for_function("document.querySelector('#join-about').innerText.includes('4 sentences')")
+    assert "GloVe" in phone.inner_text("#join-about") and code in phone.inner_text("#join-title")
+    assert phone.locator("button").all_inner_texts() == ["Open", "Send"]  # no presenter control: none exists here
+    assert all("/join/" in url for url in asked), asked  # the page and its files: no Gradio page, no config
+    phone.fill("#join-sentence", "Can I renew my <b>passport</b> online?")
+    phone.locator("#join-send").tap()
+    phone.wait_for_function("document.querySelector('#join-landed').innerText.includes('For now it is in the group')")
+    landed = phone.inner_text("#join-landed")
     assert "<b>passport</b>" in landed and "passport?" in landed.split("Closest on the board")[1]
+    assert phone.input_value("#join-sentence") == "" and "5 sentences" in phone.inner_text("#join-about")
     sent = time.monotonic()
     capture(phone, ARTIFACTS / "board-phone.png")
-    width = phone.evaluate("document.documentElement.scrollWidth")
-    assert width <= 390, width
+    assert_whole_on_a_phone(phone, "#join")
 
     presenter.wait_for_function("document.querySelector('#board-summary').innerText.includes('5 sentences')",
                                 timeout=5_000)  # the timer, no click
@@ -91,22 +94,86 @@ def test_a_phone_sends_and_the_presenter_sees_it_without_a_click(browser, board_
 
 
 def test_a_phone_that_reloads_between_sentences_still_sends_three_a_minute(browser, board_app: str) -> None:
-    """Each sentence from a new page load (a new Gradio session): the page's visitor cookie names the phone, so
-    the fourth within a minute is refused with the sentence that says why."""
+    """Each sentence from a new page load, on the QR code's page and on the app's Audience tab (a new Gradio
+    session): the visitor cookie names the phone on both, so the fourth within a minute is refused with the
+    sentence that says why, and the page keeps what was typed."""
     code = _client(board_app).predict("glove-6b-50d", api_name="/board_create")["code"]
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     phone = context.new_page()
     phone.set_default_timeout(60_000)
     for i, sentence in enumerate(ROOM[:4]):
-        phone.goto(f"{board_app}?board={code}")
-        phone.wait_for_function(f"document.querySelector('#board-code input, #board-code textarea')?.value === {code!r}")
-        phone.fill("#board-sentence textarea, #board-sentence input", sentence)
-        phone.locator("#board-send").tap()
-        expected = "Sent:" if i < 3 else "You have sent 3 sentences in the last minute"
-        phone.wait_for_function(f"document.querySelector('#board-landed').innerText.includes({expected!r})")
+        if i == 1:  # the app's own page, as a laptop in the room would use
+            phone.goto(f"{board_app}?board={code}")
+            phone.wait_for_function(f"document.querySelector('#board-code input, #board-code textarea')?.value === {code!r}")
+            phone.fill("#board-sentence textarea, #board-sentence input", sentence)
+            phone.locator("#board-send").tap()
+            phone.wait_for_function("document.querySelector('#board-landed').innerText.includes('Sent:')")
+            continue
+        phone.goto(f"{board_app}join/{code.lower()}")  # typed in lower case: the page says the board's code
+        phone.wait_for_function(f"location.pathname.endsWith('/join/{code}') && !document.querySelector('#join-form').hidden")
+        phone.fill("#join-sentence", sentence)
+        phone.locator("#join-send").tap()
+        if i < 3:
+            phone.wait_for_function("document.querySelector('#join-landed').innerText.includes('Sent:')")
+        else:
+            phone.wait_for_selector("#join-error", state="visible")
+            assert "You have sent 3 sentences in the last minute" in phone.inner_text("#join-error")
+            assert phone.input_value("#join-sentence") == sentence  # nothing lost
+            capture(phone, ARTIFACTS / "board-phone-refused.png")
+            assert_whole_on_a_phone(phone, "#join")
     assert [c for c in context.cookies() if c["name"] == "sbert_demo_visitor" and c["httpOnly"]]
     assert _client(board_app).predict(code, api_name="/board_join")["sentences"] == 3  # the fourth not stored
     context.close()
+
+
+def test_the_phone_page_without_a_code_and_with_a_wrong_one(browser, board_app: str) -> None:
+    """``/join/`` asks for the code (as read off a slide, with a space), and a code that is no board gets the
+    store's sentence with the box to type it again, on a 360 px phone."""
+    code = _client(board_app).predict("glove-6b-50d", api_name="/board_create")["code"]
+    context = browser.new_context(viewport={"width": 360, "height": 800}, has_touch=True, is_mobile=True)
+    phone = context.new_page()
+    phone.set_default_timeout(60_000)
+    phone.goto(f"{board_app}join")
+    phone.wait_for_selector("#join-code", state="visible")
+    assert phone.locator("#join-form").is_hidden()
+    phone.fill("#join-code", f"{code[:2]} {code[2:].lower()}")
+    phone.locator("#join-code-form button").tap()
+    phone.wait_for_function("!document.querySelector('#join-form').hidden")
+    assert phone.url == f"{board_app}join/{code}" and code in phone.inner_text("#join-title")
+    wrong = next(c for c in ("ZZZZZ", "YYYYY") if c != code)
+    phone.goto(f"{board_app}join/{wrong}")
+    phone.wait_for_selector("#join-error", state="visible")
+    assert f"There is no board {wrong}" in phone.inner_text("#join-error")
+    assert phone.input_value("#join-code") == wrong and phone.locator("#join-form").is_hidden()
+    capture(phone, ARTIFACTS / "board-phone-no-board.png")
+    assert_whole_on_a_phone(phone, "#join")
+    context.close()
+
+
+def assert_whole_on_a_phone(page, root: str) -> None:
+    """Nothing wider than the phone's screen, no text cut inside its box, no two visible blocks overlapping."""
+    found = page.evaluate("""(root) => {
+      const width = document.documentElement.clientWidth, problems = [];
+      if (document.documentElement.scrollWidth > width) problems.push(`page ${document.documentElement.scrollWidth} px`);
+      const shown = [...document.querySelectorAll(`${root} *`)].filter((e) => e.offsetParent !== null
+        && !e.closest('[hidden]'));
+      for (const e of shown) {
+        const box = e.getBoundingClientRect();
+        if (box.right > width + 0.5) problems.push(`${e.tagName}#${e.id} ends at ${box.right}`);
+        if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')
+          problems.push(`${e.tagName}#${e.id} cut`);
+      }
+      const blocks = shown.filter((e) => e.parentElement && e.parentElement.matches(`${root}, ${root} > form,
+        ${root} .join-row`));
+      for (let i = 0; i < blocks.length; i++) for (let j = i + 1; j < blocks.length; j++) {
+        if (blocks[i].parentElement !== blocks[j].parentElement) continue;  // siblings: a box holds its children
+        const a = blocks[i].getBoundingClientRect(), b = blocks[j].getBoundingClientRect();
+        if (a.width && b.width && a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1
+            && b.top < a.bottom - 1) problems.push(`${blocks[i].id || blocks[i].tagName} over ${blocks[j].id || blocks[j].tagName}`);
+      }
+      return problems;
+    }""", root)
+    assert found == [], found
 
 
 @pytest.mark.slow  # ~20 s: MiniLM and GloVe on a board
@@ -121,7 +188,7 @@ def test_the_presenter_views_room_step_maps_the_rooms_sentences_under_glove_and_
     page.click("#talk-room-start")
     page.wait_for_selector("#talk-qr img.qr", state="visible")  # the room scans first
     qr_text = page.inner_text("#talk-qr")
-    code = re.search(r"\?board=([A-Z0-9]{5})$", qr_text.strip()).group(1)
+    code = re.search(r"/join/([A-Z]{5})$", qr_text.strip()).group(1)
     assert "key=" not in qr_text and "Send a sentence to board" in qr_text
     capture(page, ARTIFACTS / "talk-8-qr.png")
     page.keyboard.press("q")

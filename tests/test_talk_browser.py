@@ -482,7 +482,7 @@ def test_the_room_follows_the_presenter_and_a_reload_keeps_the_board(browser, ta
     code = re.search(r"board ([A-Z0-9]{4,})", page.inner_text("#talk-room")).group(1)
     phone.wait_for_function(f"(({WHERE})()).title === '{STEPS}'", timeout=15_000)
     # the phone is told the board started, with its send link, pushed as the step is; it never gets Start
-    phone.wait_for_selector(f"#talk-room a.room-send-link[href*='board={code}']", timeout=15_000)
+    phone.wait_for_selector(f"#talk-room a.room-send-link[href$='/join/{code}']", timeout=15_000)
     assert not phone.is_visible("#talk-room-start")
     page.reload()
     page.wait_for_selector("#talk-next", state="visible")

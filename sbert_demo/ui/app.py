@@ -55,7 +55,7 @@ def launch_options() -> dict:
     """Keyword arguments for ``Blocks.launch`` (Gradio 6 takes theme, CSS and the page script there)."""
     from starlette.middleware import Middleware
 
-    from .atlas import routes
+    from . import atlas, join
     from .bodies import BodyGuard
     from .config_cache import SharedConfig
     from .visitor import VisitorCookie
@@ -66,7 +66,7 @@ def launch_options() -> dict:
     # SharedConfig: the pages that open together (a room scanning the board's QR code) share one page config.
     middleware = [Middleware(BodyGuard), Middleware(VisitorCookie), Middleware(SharedConfig)]
     return {"theme": theme(), "max_file_size": MAX_FILE_SIZE, "i18n": gr.I18n(en=MISSING_WORDS),
-            "app_kwargs": {"routes": routes(), "middleware": middleware}, **launch_assets()}
+            "app_kwargs": {"routes": atlas.routes() + join.routes(), "middleware": middleware}, **launch_assets()}
 
 
 def configure_queue(demo: gr.Blocks) -> gr.Blocks:

@@ -16,11 +16,8 @@ Failures answer ``{"error": sentence}`` with status 400 (the user's doing) or 50
 from __future__ import annotations
 
 import json
-import logging
 import os
-from collections.abc import Callable
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -30,22 +27,7 @@ from ..atlas import compare
 from ..atlas.agreement import agreement_all
 from ..atlas.page import ASSETS, MAP_PAGE, TYPES
 from ..atlas.store import ID, atlas_root, open_atlas
-from .common import UNEXPECTED
-
-logger = logging.getLogger(__name__)
-
-
-def _answer(work: Callable[[Request], object]) -> Callable:
-    async def endpoint(request: Request) -> Response:
-        try:
-            return JSONResponse(await run_in_threadpool(work, request))
-        except ValueError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        except Exception as exc:  # noqa: BLE001 - logged; the page gets a sentence
-            logger.exception("Unexpected error in the map view", exc_info=exc)
-            return JSONResponse({"error": UNEXPECTED.format(kind=type(exc).__name__)}, status_code=500)
-
-    return endpoint
+from .answers import json_route
 
 
 class MapFiles(StaticFiles):
@@ -124,8 +106,8 @@ def routes() -> list:
     return [
         Route("/atlas", moved), Route("/atlas/", page),
         Mount("/atlas/data", MapFiles()),
-        Route(api + "/compare/{a}/{b}", _answer(compared), methods=["POST"]),
-        Route(api + "/working/{a}/{b}", _answer(working)),
-        Route(api + "/agreement", _answer(agreed), methods=["POST"]),
+        Route(api + "/compare/{a}/{b}", json_route(compared, "the map view"), methods=["POST"]),
+        Route(api + "/working/{a}/{b}", json_route(working, "the map view")),
+        Route(api + "/agreement", json_route(agreed, "the map view"), methods=["POST"]),
         Route("/atlas/{name}", asset),
     ]

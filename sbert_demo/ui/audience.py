@@ -1,8 +1,8 @@
 """Audience tab: the room sends sentences from phones, and they land live on the presenter's map.
 
-* **Join** (``?board=CODE``, the QR code's link): a phone-first page with one box and Send; after
-  sending, where the sentence landed (its nearest sentences on the board, with cosines, and its
-  cluster).
+* **Join** (``/join/CODE``, the QR code's link: :mod:`sbert_demo.ui.join`, no Gradio page) and the tab's own box
+  (``?board=CODE``): one box and Send; after sending, where the sentence landed (its nearest sentences on the
+  board, with cosines, and its cluster).
 * **Presenter** (``?board=CODE&key=SECRET``, the link shown once when the board is created): the
   board's map (newest highlighted), clusters named by their words, the latest sentences'
   similarities, the count and the closest pair, refreshed every two seconds without a click; the
@@ -19,6 +19,7 @@ import html
 import math
 import re
 from pathlib import Path
+from urllib.parse import urljoin
 
 import gradio as gr
 import numpy as np
@@ -87,9 +88,10 @@ def _board_code(code: object) -> object:
 
 
 def links(base: str, code: str, secret: str | None = None) -> tuple[str, str | None]:
-    """The join link (code only: safe for a slide and the QR code) and the presenter's link (with the secret)."""
+    """The join link (the phone page, :mod:`~sbert_demo.ui.join`: code only, safe for a slide and the QR code) and
+    the presenter's link (the app's page with the secret)."""
     base = base.split("?")[0]
-    join = f"{base}?board={code}"
+    join = urljoin(base, f"join/{code}")
     return join, (f"{base}?board={code}&key={secret}" if secret else None)
 
 
@@ -161,13 +163,26 @@ def _text(message_html: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", message_html)).strip()
 
 
-@user_errors
-def join_board(code: str) -> dict:
+def board_about(code: str) -> dict:
     """What a phone sees before sending: the board's model and how many sentences it holds."""
     board = board_store().get(code)
     count = len(board_store().sentences(board.code))
     return {"code": board.code, "model": board.model, "model_label": _label(board.model), "sentences": count,
             "locked": board.locked, "max_chars": MAX_CHARS}
+
+
+join_board = user_errors(board_about)
+
+
+def store_sentence(code: str, sentence: str, request) -> dict:
+    """Put the sentence on the board, sent by the browser behind ``request`` (its visitor cookie, its network
+    address): the sentence as stored, its number and the board's count, or a ValueError that says why not."""
+    store = board_store()
+    added = store.add(code, sentence, sender=visitor(request), address=address(request))
+    # From here on the sentence is on the board: the phone is told so, whatever happens to its landing.
+    board = store.get(code)
+    return {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model,
+            "sentences": len(store.sentences(board.code))}
 
 
 @user_errors
@@ -176,41 +191,38 @@ def send_sentence(code: str, sentence: str, request: gr.Request) -> tuple[str, d
     (its nearest sentences and group) follows from :func:`where_it_landed`, chained after it on the page: a send
     is one small write, answered in milliseconds however many phones send, and the grouping is batched behind
     it (:func:`landing_now`), so a full room's sends never wait for the board's model."""
-    store = board_store()
-    added = store.add(code, sentence, sender=visitor(request), address=address(request))
-    # From here on the sentence is on the board: the phone is told so, whatever happens to its landing.
-    board = store.get(code)
-    result = {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model, "nearest": [],
-              "cluster": None, "pending": True}
+    result = store_sentence(code, sentence, request) | {"nearest": [], "cluster": None, "pending": True}
     return _landing_html(result), result
 
 
+async def landing_of(code: str, sentence_id: object) -> dict:
+    """Where sentence ``sentence_id`` of board ``code`` landed, for now: its nearest sentences on the board and
+    its group, as the board was last grouped (awaited in the app's event loop: a room's phones wait for the
+    board's grouping without a thread each); a ValueError when it is not on the board."""
+    board = board_store().get(str(code))
+    landed = await landing_now(board.model, board.code, lambda: board_store().sentences(board.code),
+                               _sentence_id(sentence_id))
+    return {"code": board.code, "id": _sentence_id(sentence_id), "sentence": landed.sentence, "model": board.model,
+            "model_label": _label(board.model), "cluster": landed.cluster,
+            "nearest": [{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest]}
+
+
 async def where_it_landed(result: dict | None) -> tuple:
-    """The second half of a send: the sentence's nearest sentences on the board and its group, for the phone
-    (awaited in the app's event loop: a room's phones wait for the board's grouping without a thread each)."""
+    """The second half of a send on the app's page: where it landed (:func:`landing_of`), as HTML and JSON."""
     if not isinstance(result, dict) or not result.get("pending"):
         return gr.skip(), gr.skip()
-    result = {key: result.get(key) for key in ("code", "id", "sentence", "model")} | {"nearest": [], "cluster": None}
     try:
-        board = board_store().get(str(result["code"]))
-        landed = await landing_now(board.model, board.code, lambda: board_store().sentences(board.code),
-                                   _sentence_id(result["id"]))
-        result.update(model=board.model, sentence=landed.sentence, cluster=landed.cluster,
-                      nearest=[{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest])
+        result = await landing_of(str(result.get("code")), result.get("id"))
     except ValueError as exc:
-        result["note"] = f"Where it landed could not be worked out ({exc}); it is on the board."
+        result = {key: result.get(key) for key in ("code", "id", "sentence", "model")} | {
+            "nearest": [], "cluster": None, "note": f"Where it landed could not be worked out ({exc}); it is on the board."}
     return _landing_html(result), result
 
 
 @user_errors
 async def api_landing(code: str, sentence_id: int) -> dict:
     """Where a sent sentence landed (``board_send`` answers with its id): its nearest sentences and group."""
-    board = board_store().get(code)
-    landed = (await where_it_landed({"code": board.code, "id": sentence_id, "sentence": "", "model": board.model,
-                                     "pending": True}))[1]
-    if landed.get("note"):
-        raise ValueError(landed["note"])
-    return landed
+    return await landing_of(code, sentence_id)
 
 
 def _sentence_id(value) -> int:

@@ -54,7 +54,8 @@ def loads_bounded(data: bytes, what: str):
 
 
 def too_large(limit: int) -> str:
-    return f"That request is larger than {limit / 2**20:.0f} MB; send less at once."
+    size = f"{limit / 2**20:.0f} MB" if limit >= 2**20 else f"{limit / 2**10:.0f} kB"
+    return f"That request is larger than {size}; send less at once."
 
 
 def scope_headers(scope) -> dict[str, str]:
