@@ -1,5 +1,5 @@
 """Audience board under load: 100 phones each sending 3 sentences within 60 s while the presenter's
-board refreshes every 2 s, with MiniLM (issue 23).
+board refreshes (every second, as its page does), with MiniLM (issue 23).
 
 Starts the app on loopback (a fresh models folder and an empty board store; what ``prepare`` built in the
 user's cache folder is reused: ONNX and OpenVINO artefacts, the runtime choice, UMAP's compiled kernels; the
@@ -13,8 +13,9 @@ cache folder should be a prepared one, ``SBERT_DEMO_CACHE`` names another), crea
   ``/join/CODE/about``, then ``POST /join/CODE/send`` and ``/join/CODE/landing/N``. ``--page app`` (the app's own
   Audience tab, ``?board=CODE`` without the QR code): Gradio's page config and first event, then ``/board_send``
   and ``/board_landing`` in the page's own protocol (``load.PageUser``);
-* the presenter asks ``/board_state`` every 2 s (the board's picture: the same work as the page's
-  timer) and notes when each accepted sentence first appears on it.
+* the presenter asks ``/board_state`` at each tick of the page's timer (``REFRESH_SECONDS``) (the board's picture: the same work as the page's
+  timer, whose ticks while an answer is awaited are dropped) and notes when each accepted sentence first appears
+  on it.
 
 * a new visitor's page asks ``/config`` every second meanwhile (what a page that opens asks first).
 
@@ -47,15 +48,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from load import PageUser, free_port, start_app, stop_app, wait_ready  # noqa: E402
+from load import LightHttp, PageUser, free_port, start_app, stop_app, wait_ready  # noqa: E402
 
 from sbert_demo.data.benchmarks import sts_split  # noqa: E402
 from sbert_demo.explore.prepare import PREPARED_PARTS  # noqa: E402
 from sbert_demo.encoding.devices import cpu_name  # noqa: E402
+from sbert_demo.ui.audience import REFRESH_SECONDS as POLL_S  # noqa: E402
 from sbert_demo.ui.visitor import COOKIE  # noqa: E402
 
 PER_PHONE = 3
-POLL_S = 2.0
 
 
 def main() -> None:
@@ -73,7 +74,7 @@ def main() -> None:
     random.Random(0).shuffle(pool)
     sentences = pool[: args.phones * PER_PHONE]
     print(f"CPU: {cpu_name()}; {args.phones} phones x {PER_PHONE} sentences within {args.seconds:.0f} s; "
-          f"model {args.model}; the phones' page: {PAGES[args.page]}; the presenter refreshes every {POLL_S:.0f} s")
+          f"model {args.model}; the phones' page: {PAGES[args.page]}; the presenter refreshes every {POLL_S:g} s")
 
     with tempfile.TemporaryDirectory(prefix="sbert-demo-audience-") as models_dir:
         port = free_port()
@@ -152,6 +153,9 @@ def main() -> None:
             poll_failures: list[str] = []
 
             def watch() -> None:
+                """The presenter's page: its timer ticks every POLL_S seconds, and a tick while the last answer is
+                still awaited is dropped (Gradio's trigger mode "once"), so the next ask is at the next tick."""
+                first = time.monotonic()
                 while not done.is_set():
                     try:
                         state = presenter.predict(code, api_name="/board_state")
@@ -162,7 +166,7 @@ def main() -> None:
                         with lock:
                             for item in state["sentences"]:
                                 seen.setdefault(item["text"], now)
-                    done.wait(POLL_S)
+                    done.wait(POLL_S - (time.monotonic() - first) % POLL_S)
 
             config_s: list[float] = []
 
@@ -187,7 +191,7 @@ def main() -> None:
             room()
             cpu_share = [(_cpu(app_cpu) - cpu_before[0]), (_cpu(phones_cpu) - cpu_before[1]),
                          time.monotonic() - cpu_before[2]]
-            time.sleep(2 * POLL_S + 1)  # the last sentences reach the board
+            time.sleep(5)  # the last sentences reach the board
             done.set()
             watcher.join()
             opener.join()
@@ -234,33 +238,36 @@ PAGES = {"join": "the QR code's page (/join/CODE)", "app": "the app's Audience t
 
 class JoinPhone:
     """A phone on the QR code's page: the page and its three files, the board's about, then sends and landings
-    (one keep-alive connection; the visitor cookie the page's answer sets, kept)."""
+    (one keep-alive connection, :class:`load.LightHttp`; the visitor cookie the page's answer sets, kept)."""
 
     def __init__(self, url: str, code: str):
-        import httpx
-
-        self.http = httpx.AsyncClient(base_url=f"{url.rstrip('/')}/join/", timeout=300)
+        self.http = LightHttp(f"{url.rstrip('/')}/join/")
         self.code = code
 
     async def open(self) -> None:
         for path in (self.code, "assets/palette.css", "assets/join.css", "assets/join.js", f"{self.code}/about"):
-            (await self.http.get(path)).raise_for_status()
+            await self._answer(await self.http.request("GET", path))
         if COOKIE not in self.http.cookies:
             raise RuntimeError("the page set no visitor cookie")
 
-    async def _answer(self, response) -> dict:
-        if response.status_code != 200:
-            raise RuntimeError(response.json().get("error", response.text[:150]))
-        return response.json()
+    @staticmethod
+    async def _answer(answer: tuple[int, bytes]) -> dict:
+        import json
+
+        status, content = answer
+        if status != 200:
+            raise RuntimeError(json.loads(content).get("error", content[:150]) if content.startswith(b"{")
+                               else f"{status} {content[:150]!r}")
+        return json.loads(content) if content.startswith(b"{") else {}
 
     async def send(self, text: str) -> dict:
-        return await self._answer(await self.http.post(f"{self.code}/send", json={"sentence": text}))
+        return await self._answer(await self.http.request("POST", f"{self.code}/send", {"sentence": text}))
 
     async def landing(self, number: int) -> dict:
-        return await self._answer(await self.http.get(f"{self.code}/landing/{number}"))
+        return await self._answer(await self.http.request("GET", f"{self.code}/landing/{number}"))
 
     async def close(self) -> None:
-        await self.http.aclose()
+        await self.http.close()
 
 
 class AppPhone:

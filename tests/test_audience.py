@@ -633,3 +633,42 @@ def test_a_phone_is_told_its_group_for_now() -> None:
     shown = audience._landing_html({"nearest": [], "cluster": "cat · couch · kitten", "sentence": "A cat naps."})
     assert "For now it is in the group <strong>cat · couch · kitten</strong>" in shown
     assert "the groups change as more sentences arrive" in shown
+
+
+def test_a_growing_board_starts_its_next_map_where_the_last_one_drew_its_points(store: BoardStore) -> None:
+    """The presenter's map continues from the last one (UMAP from those positions, fewer epochs: quicker): the
+    sentences the room has seen keep their shape, a new one starts beside its nearest ones; a first map, a PCA one, or one that
+    shows fewer than half of the sentences is laid out afresh."""
+    import numpy as np
+
+    from sbert_demo.data.benchmarks import sts_split
+
+    board = store.create("glove-6b-50d")
+    texts = list(dict.fromkeys(sts_split("dev").sentences1))[:40]
+    for i, text in enumerate(texts[:36]):
+        store.add(board.code, text, sender=f"visitor:p{i}")
+    first = board_view.picture("glove-6b-50d", store.sentences(board.code), board.code)
+    assert first.method == "UMAP"
+    for i, text in enumerate(texts[36:]):
+        store.add(board.code, text, sender=f"visitor:q{i}")
+    sentences = store.sentences(board.code)
+    start = board_view.starting_points(first, [s.id for s in sentences], np.asarray(
+        board_view.groups("glove-6b-50d", sentences).embeddings))
+    assert np.allclose(start[:36], first.coords, atol=0.05 * np.ptp(first.coords))  # where they were, by a hair
+    unit = board_view.normalize_rows(np.asarray(board_view.groups("glove-6b-50d", sentences).embeddings))
+    for k in range(36, 40):
+        nearest = np.argsort(-(unit[k] @ unit[:36].T), kind="stable")[:board_view.NEAREST]
+        assert np.allclose(start[k], first.coords[nearest].mean(axis=0), atol=0.05 * np.ptp(first.coords))
+    grown = board_view.picture("glove-6b-50d", sentences, board.code)
+    afresh = board_view.picture("glove-6b-50d", sentences)  # the cache's: the same set, computed once
+    assert afresh is grown
+
+    def shape(coords):  # the pairwise distances of the 36 sentences the room saw first
+        return np.linalg.norm(coords[:36, None] - coords[None, :36], axis=2)[np.triu_indices(36, 1)]
+
+    from sbert_demo.explore.projection import project_2d
+    assert not np.allclose(project_2d(grown.embeddings).coords, grown.coords)  # continued, not laid out afresh
+    kept = np.corrcoef(shape(first.coords), shape(grown.coords))[0, 1]
+    assert kept > 0.9, kept
+    assert board_view.starting_points(None, grown.ids, grown.embeddings) is None
+    assert board_view.starting_points(first, grown.ids[:5] + tuple(range(10_000, 10_010)), grown.embeddings[:15]) is None

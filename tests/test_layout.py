@@ -153,6 +153,8 @@ PRELOADED = ("numpy", "scipy", "pandas", "pyarrow", "torch", "sklearn", "transfo
              "datasets", "plotly", "onnxruntime", "openvino", "numba", "umap", "gradio")
 
 
+@pytest.mark.slow
+@pytest.mark.compute  # ~45 s: a fresh interpreter per module
 def test_every_module_imports_on_its_own_in_dependency_order():
     """Import each core module first thing in a process of its own, lowest layer first: an import that works
     only because another module of the app happened to be imported before fails here. One interpreter imports

@@ -494,6 +494,7 @@ def test_search_by_meaning_runs_in_the_page_as_python_would(browser, published: 
     context.close()
 
 
+@pytest.mark.slow  # ~15 s: MiniLM in the page
 def test_minilm_embeds_the_query_in_the_page_with_onnx_runtime_web(browser, published: Published,
                                                                   static_server: str) -> None:
     from sbert_demo.publish.search import ROWS_CHUNK, chunk_name
@@ -628,6 +629,7 @@ def test_the_two_pass_search_finds_the_exact_ten_on_real_vectors(published: Publ
     assert [(found.m, found.engine) for found in searchable(kinds)] == [(1, "static"), (2, "graph")]
 
 
+@pytest.mark.slow  # ~22 s: models in the page
 def test_the_playground_compares_typed_sentences_in_the_page_as_python_does(browser, published: Published,
                                                                             static_server: str) -> None:
     sentences = PLAYGROUND

@@ -61,6 +61,7 @@ def test_the_fastest_candidate_that_keeps_the_numbers_is_used(tiny_sbert_in_mode
     assert np.allclose(lossless.embeddings, plain, atol=0.02)
 
 
+@pytest.mark.slow  # ~33 s of measuring
 def test_the_decision_is_kept_and_made_again_for_another_cpu_or_model(tiny_sbert_in_models, measuring,
                                                                       isolated, monkeypatch) -> None:
     encode(tiny_sbert_in_models, TEXTS, use_cache=False, fast=True)
@@ -82,6 +83,7 @@ def test_the_decision_is_kept_and_made_again_for_another_cpu_or_model(tiny_sbert
     assert measuring == [1, 1, 1] and len(stored(isolated)) == 3
 
 
+@pytest.mark.slow  # ~22 s of measuring
 def test_a_damaged_decision_file_is_measured_again(tiny_sbert_in_models, measuring, isolated) -> None:
     encode(tiny_sbert_in_models, TEXTS[:1], use_cache=False)
     (path,) = (isolated.cache_dir / "runtime").rglob("*.json")
@@ -252,6 +254,7 @@ def test_a_margin_inside_the_rounds_spread_is_unsure_and_measuring_again_joins_t
     assert again.decided == "2026-11-27T15:00:00+00:00"
 
 
+@pytest.mark.slow  # ~20 s of measuring
 def test_an_unsure_decision_is_measured_again_when_idle(tiny_sbert_in_models, measuring, monkeypatch) -> None:
     from sbert_demo.encoding import remeasure
 

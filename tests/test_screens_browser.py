@@ -126,6 +126,7 @@ def test_on_a_phone_every_tab_is_one_tap_away_and_nothing_is_wider_than_the_scre
     context.close()
 
 
+@pytest.mark.slow  # ~27 s: every tab's main action
 def test_on_a_laptop_each_main_button_is_in_the_first_screen(browser, app_url) -> None:
     context, page = _open(browser, app_url, LAPTOP)
     below = []
@@ -161,7 +162,7 @@ def test_a_finished_run_scrolls_its_result_into_view_and_a_failure_shows_once(br
     context.close()
 
 
-@pytest.mark.parametrize("size", [PHONES[0], LAPTOP], ids=["phone", "laptop"])
+@pytest.mark.parametrize("size", [PHONES[0], pytest.param(LAPTOP, marks=pytest.mark.slow)], ids=["phone", "laptop"])
 def test_no_table_cell_breaks_a_number_or_a_word(browser, app_url, size) -> None:
     phone = size[0] < 640
     context, page = _open(browser, app_url, size, phone=phone)

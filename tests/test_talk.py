@@ -226,6 +226,7 @@ def test_the_title_slide_says_which_steps_are_ready(counted) -> None:
 
 # --- the talk's own training ---------------------------------------------------------------------
 
+@pytest.mark.slow  # ~24 s: the talk's training run
 def test_the_talks_training_lives_in_the_cache_and_is_replayed(isolated, monkeypatch: pytest.MonkeyPatch) -> None:
     from sbert_demo.training import TrainingJobs
     from sbert_demo.ui import talk
@@ -336,7 +337,7 @@ def test_a_follower_is_told_the_presenters_board_at_step_8() -> None:
     page = SimpleNamespace(session_hash="phone", query_params={}, headers={"host": "127.0.0.1:7860"}, client=None,
                            url=SimpleNamespace(scheme="http", netloc="127.0.0.1:7860", path="/"))
     *_, hint = talk.room_controls(talk.ROOM_STEP, None, None, talk.FOLLOWER, "KXQRT", page)
-    assert "KXQRT" in hint and "board=KXQRT" in hint and "send" in hint
+    assert "KXQRT" in hint and 'href="/join/KXQRT"' in hint and "send" in hint
     # a follower publishes nothing, whatever it shows
     talk.publish_step(1, None, "phoneTOKEN123", "presenterTOKEN12", talk.FOLLOWER)
     assert "phoneTOKEN123" not in talk.presenters

@@ -402,6 +402,7 @@ def test_job_state_folds_events_into_snapshots(tiny_key: str) -> None:
     assert state.snapshot().state == "failed" and state.snapshot().error == "boom"
 
 
+@pytest.mark.slow  # ~18 s: a real training run
 def test_a_real_job_runs_in_a_child_process_and_reports(tiny_key: str, isolated) -> None:
     manager = jobs_module.TrainingJobs()
     job_id = manager.start(tiny_config(tiny_key, "cosine", output="from-job", epochs=3))
@@ -416,6 +417,7 @@ def test_a_real_job_runs_in_a_child_process_and_reports(tiny_key: str, isolated)
     assert snap.finished_at and snap.elapsed_s > 0 and not snap.active
 
 
+@pytest.mark.slow  # ~17 s: a real training run
 def test_a_real_job_can_be_cancelled(tiny_key: str, isolated) -> None:
     manager = jobs_module.TrainingJobs()
     manager.start(tiny_config(tiny_key, "cosine", output="never", epochs=100, batch_size=1, eval_steps=1000))

@@ -20,7 +20,7 @@ from test_browser import REPO, choose_models, free_port, open_page, plot_traces,
 
 from sbert_demo.explore.prepare import PREPARED_PARTS, link_prepared
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # ~270 s: an app with a model trained for it
 
 TRIO = ("glove-6b-50d", "glove-6b-50d+whiten", "all-MiniLM-L6-v2")
 

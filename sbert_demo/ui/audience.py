@@ -5,7 +5,7 @@
   board, with cosines, and its cluster).
 * **Presenter** (``?board=CODE&key=SECRET``, the link shown once when the board is created): the
   board's map (newest highlighted), clusters named by their words, the latest sentences'
-  similarities, the count and the closest pair, refreshed every two seconds without a click; the
+  similarities, the count and the closest pair, refreshed every second without a click; the
   model switched live re-projects the whole board. Lock, hide, clear and export need the secret.
 
 Endpoints: ``board_create``, ``board_join``, ``board_send`` (answered at once with the sentence's id),
@@ -43,7 +43,10 @@ from .links import page_address
 from .model_select import Refresher
 from .visitor import address, visitor
 
-REFRESH_SECONDS = 2.0
+# The presenter's board asks this often; a tick while its last answer is awaited is dropped (Gradio's trigger
+# mode "once"), so a picture that takes a little over the period waited for a second tick: with 2 s, 500 phones'
+# sentences reached the board in 5.5 s (p95), with 1 s in less (bench/audience.py). A tick with nothing new is skipped.
+REFRESH_SECONDS = 1.0
 
 
 def _live() -> dict:
@@ -252,7 +255,7 @@ def board_state(code: str) -> dict:
     board = store.get(code)
     sentences = store.sentences(board.code)
     try:
-        shown = picture(board.model, sentences)
+        shown = picture(board.model, sentences, board.code)
     except ValueError as exc:  # the board's model cannot run here now: its sentences are still the board's
         return {"code": board.code, "model": board.model, "locked": board.locked, "count": len(sentences),
                 "sentences": [{"id": s.id, "text": s.text, "cluster": None, "x": None, "y": None} for s in sentences],
@@ -273,7 +276,7 @@ def api_board_state(code: str) -> dict:
 
 
 def refresh(code: str | None, shown_key: str | None) -> tuple:
-    """The presenter's board, every two seconds: skipped when nothing changed since the last answer.
+    """The presenter's board, every second: skipped when nothing changed since the last answer.
     (summary, map, latest heatmap, the sentences Hide offers, the key of what is shown)."""
     if not code:
         return gr.skip(), gr.skip(), gr.skip(), gr.skip(), shown_key
@@ -285,7 +288,7 @@ def refresh(code: str | None, shown_key: str | None) -> tuple:
         if key == shown_key:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip(), shown_key
         try:
-            shown = picture(board.model, sentences)
+            shown = picture(board.model, sentences, board.code)
         except ValueError as exc:
             raise ValueError(f"The board's model cannot be used here now ({exc}); choose another model.") from None
     except ValueError as exc:
@@ -450,7 +453,7 @@ def build_tab() -> list[Refresher]:
         exported = gr.File(label="The board as CSV", interactive=False, visible=False, elem_id="board-file")
     board_code, secret, shown_key = gr.State(None), gr.State(None), gr.State(None)
     # Ticks only on the presenter's page, once a board is open there: every other page (a phone, any
-    # other tab) would otherwise ask the server every two seconds for nothing.
+    # other tab) would otherwise ask the server every second for nothing.
     timer = gr.Timer(REFRESH_SECONDS, active=False)
     quiet = dict(queue=False, show_progress="hidden", api_visibility="private")
 

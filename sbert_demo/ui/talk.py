@@ -47,9 +47,9 @@ from ..models.registry import get_registry
 from ..shared import BoundedCache
 from ..talk import slides, training
 from ..talk.rehearsal import rehearsal
-from ..talk.story import NAIVE, ROOM_STEP, SIAMESE, STEPS, TRAINING_STEP, check_step
+from ..talk.story import NAIVE, ROOM_STEP, SIAMESE, STEPS, check_step
 from . import snippets
-from .audience import board_map, links
+from .audience import REFRESH_SECONDS, board_map, links
 from .common import QUIET, action, clear_failure, failures_inline, last_failure, user_errors
 from .links import TabParts, page_address
 from .page_work import watched
@@ -246,7 +246,7 @@ def room_sentences(room: dict) -> list:
 def room_view(room: dict, sentences: list) -> tuple[str, object, object]:
     """(status HTML, GloVe's map, MiniLM's map) of ``sentences``, the room's board as just read; a map
     is None below three sentences."""
-    pictures = [picture(key, sentences) for key in (NAIVE, SIAMESE)]
+    pictures = [picture(key, sentences, room["code"]) for key in (NAIVE, SIAMESE)]
     registry = get_registry()
     figures = [None if shown.coords is None else slides._fit(
                    board_map(shown, key, f"{registry.get(key).label}: the room's {len(sentences)} sentences"),
@@ -464,7 +464,7 @@ def build_tab() -> TabParts:
     qr.click(None, js="() => window.sbertDemoQr()")
     # The room's board {code, secret, base}; what its maps show; why a link's board could not be opened.
     room, shown_key, link_problem = gr.State(None), gr.State(None), gr.State(None)
-    room_timer = gr.Timer(2.0, active=False)
+    room_timer = gr.Timer(REFRESH_SECONDS, active=False)
     # This page's token (a presenter's QR code names it) and the presenter it follows (a phone from that code).
     token, followed, follow_timer = gr.State(None), gr.State(None), gr.Timer(FOLLOW_S, active=False)
     # The page's role, fixed when it opens (presenter, or follower from a QR code), and the board of the presenter
