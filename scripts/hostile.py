@@ -17,8 +17,9 @@ prints ``ok`` or ``FAILED`` with what came back; the exit status is the number o
 6. other scripts: a corpus named ``猫と犬のコーパス.csv`` keeps its name, and its texts in кошка, γάτα, éclair and
    猫 come back as they were sent (the page's word filter on them: tests/test_atlas.py, in Chromium);
 7. one upload limit: a 56 MB CSV of 15,000 rows is mapped;
-8. a room behind one address: 500 sentences sent to one board from 500 sessions all land; a 1.5 GB body streamed
-   to the phone page's ``/join/CODE/send`` is refused at its limit (the server's memory before and after).
+8. a room behind one address: 500 sentences sent to one board from 500 sessions all land;
+9. a 1.5 GB body streamed to the phone page's ``/join/CODE/send`` is refused at its 4 kB limit, nothing stored (the
+   server's memory before and after).
 
     python app.py --port 7860 &
     python scripts/hostile.py --url http://127.0.0.1:7860/ --pid <the app's pid> --cache <its cache folder>
@@ -291,6 +292,11 @@ def room(run: Run) -> None:
     state = run.client.predict(code, api_name="/board_join")
     run.check("500 phones behind one address, one sentence each", not refused and state["sentences"] == 500,
               f"{500 - len(refused)} accepted, {state['sentences']} on the board" + (f"; e.g. {refused[0]}" if refused else ""))
+
+
+def phone_body(run: Run) -> None:
+    """A 1.5 GB body streamed to the phone page's send: refused at its 4 kB limit, the server's memory unchanged."""
+    code = run.client.predict("glove-6b-50d", api_name="/board_create")["code"]
     before = run.rss_mb()
     status, answer = raw_post(f"{run.url}join/{code}/send", itertools.chain(
         [b'{"sentence": "'], itertools.repeat(b"a" * (1 << 20), 1536)))
@@ -298,6 +304,8 @@ def room(run: Run) -> None:
     run.check("1.5 GB body to the phone page's send", status == 413 and "larger than 4 kB" in answer
               and (grown is None or grown < 100), f"{status} {answer[:120]}; the server grew by "
               f"{'?' if grown is None else f'{grown:.0f} MB'}")
+    stored = run.client.predict(code, api_name="/board_join")["sentences"]
+    run.check("nothing stored from it", stored == 0, f"{stored} sentences on the board")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -322,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
             ("dataset_field", lambda: dataset_field(run)), ("races", lambda: races(run, atlas)),
             ("giant_body", lambda: giant_body(run, atlas)), ("encodings", lambda: encodings(run)),
             ("edges", lambda: edges(run, atlas)), ("scripts", lambda: scripts(run)),
-            ("upload_limit", lambda: upload_limit(run)), ("room", lambda: room(run))]
+            ("upload_limit", lambda: upload_limit(run)), ("room", lambda: room(run)),
+            ("phone_body", lambda: phone_body(run))]
         for name, case in cases:
             if name in skip:
                 print(f"{name}: left out")
