@@ -13,9 +13,9 @@ cache folder should be a prepared one, ``SBERT_DEMO_CACHE`` names another), crea
   ``/join/CODE/about``, then ``POST /join/CODE/send`` and ``/join/CODE/landing/N``. ``--page app`` (the app's own
   Audience tab, ``?board=CODE`` without the QR code): Gradio's page config and first event, then ``/board_send``
   and ``/board_landing`` in the page's own protocol (``load.PageUser``);
-* the presenter asks ``/board_state`` at each tick of the page's timer (``REFRESH_SECONDS``) (the board's picture: the same work as the page's
-  timer, whose ticks while an answer is awaited are dropped) and notes when each accepted sentence first appears
-  on it.
+* the presenter asks ``/board_state`` (the board's picture: the same work as the page's) at each tick of the
+  page's timer (``REFRESH_SECONDS``; a tick while an answer is awaited is dropped, as the page's is) and notes
+  when each accepted sentence first appears on it.
 
 * a new visitor's page asks ``/config`` every second meanwhile (what a page that opens asks first).
 

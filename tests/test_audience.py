@@ -142,9 +142,10 @@ def test_presenter_actions_need_the_secret(store: BoardStore) -> None:
                     lambda: store.set_model(board.code, guess, "all-MiniLM-L6-v2")):
             with pytest.raises(ValueError, match="Only the presenter"):
                 act()
-    assert not store.get(board.code).locked and len(store.sentences(board.code)) == 1
+    assert not store.get(board.code).locked and len(store.sentences(board.code)) == 1 == store.count(board.code)
     store.hide(board.code, board.secret, sentence.id)
     assert store.sentences(board.code) == [] and store.sentences(board.code, include_hidden=True)[0].hidden
+    assert store.count(board.code.lower()) == 0  # what the board shows, hidden ones aside
     store.set_locked(board.code, board.secret, True)
     with pytest.raises(ValueError, match="closed this board"):
         store.add(board.code, "Too late.", sender="b")

@@ -263,6 +263,13 @@ class BoardStore:
                               + ("" if include_hidden else "AND hidden = 0 ") + "ORDER BY id", (board.code,)).fetchall()
         return [Sentence(r[0], r[1], r[2], bool(r[3])) for r in rows]
 
+    def count(self, code: object) -> int:
+        """How many sentences the board shows (hidden ones aside): what :meth:`sentences` would list, counted."""
+        board = self.get(code)
+        with self._connection() as db:
+            return db.execute("SELECT COUNT(*) FROM sentences WHERE board = ? AND hidden = 0",
+                              (board.code,)).fetchone()[0]
+
     def hide(self, code: str, secret: str, sentence_id: int, and_later: bool = False) -> int:
         """Hide sentence ``sentence_id`` (and, with ``and_later``, every one sent after it: a flood in one action);
         how many were hidden now."""

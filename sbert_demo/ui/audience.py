@@ -169,9 +169,8 @@ def _text(message_html: str) -> str:
 def board_about(code: str) -> dict:
     """What a phone sees before sending: the board's model and how many sentences it holds."""
     board = board_store().get(code)
-    count = len(board_store().sentences(board.code))
-    return {"code": board.code, "model": board.model, "model_label": _label(board.model), "sentences": count,
-            "locked": board.locked, "max_chars": MAX_CHARS}
+    return {"code": board.code, "model": board.model, "model_label": _label(board.model),
+            "sentences": board_store().count(board.code), "locked": board.locked, "max_chars": MAX_CHARS}
 
 
 join_board = user_errors(board_about)
@@ -185,7 +184,7 @@ def store_sentence(code: str, sentence: str, request) -> dict:
     # From here on the sentence is on the board: the phone is told so, whatever happens to its landing.
     board = store.get(code)
     return {"code": board.code, "id": added.id, "sentence": added.text, "model": board.model,
-            "sentences": len(store.sentences(board.code))}
+            "sentences": store.count(board.code)}
 
 
 @user_errors
@@ -202,10 +201,9 @@ async def landing_of(code: str, sentence_id: object) -> dict:
     """Where sentence ``sentence_id`` of board ``code`` landed, for now: its nearest sentences on the board and
     its group, as the board was last grouped (awaited in the app's event loop: a room's phones wait for the
     board's grouping without a thread each); a ValueError when it is not on the board."""
-    board = board_store().get(str(code))
-    landed = await landing_now(board.model, board.code, lambda: board_store().sentences(board.code),
-                               _sentence_id(sentence_id))
-    return {"code": board.code, "id": _sentence_id(sentence_id), "sentence": landed.sentence, "model": board.model,
+    board, number = board_store().get(str(code)), _sentence_id(sentence_id)
+    landed = await landing_now(board.model, board.code, lambda: board_store().sentences(board.code), number)
+    return {"code": board.code, "id": number, "sentence": landed.sentence, "model": board.model,
             "model_label": _label(board.model), "cluster": landed.cluster,
             "nearest": [{"sentence": text, "cosine": cosine} for text, cosine in landed.nearest]}
 

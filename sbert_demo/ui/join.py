@@ -28,11 +28,12 @@ from ..plot_style import palette_css
 from .answers import json_route
 from .audience import board_about, landing_of, store_sentence
 from .bodies import loads_bounded, read_body
-from .page_assets import ASSETS, asset
+from .page_assets import asset
 
 MAX_BODY = 4096  # a sentence of MAX_CHARS characters as JSON, escaped, with room to spare
 FILES = ("join.css", "join.js")
 CACHED = {"Cache-Control": "public, max-age=300"}  # a room's phones open the page within a minute or two
+AS_JSON = 'Send the sentence as JSON: {"sentence": "..."}.'
 
 
 def page(request: Request) -> Response:
@@ -50,7 +51,7 @@ def file(request: Request) -> Response:
         return Response(palette_css(), media_type=TYPES["css"], headers=CACHED)
     if name not in FILES:  # an allow list: nothing else of the assets folder is served from here
         return Response("Not found", status_code=404, media_type="text/plain")
-    return Response((ASSETS / name).read_bytes(), media_type=TYPES[name.rpartition(".")[2]], headers=CACHED)
+    return Response(asset(name), media_type=TYPES[name.rpartition(".")[2]], headers=CACHED)
 
 
 def about(request: Request) -> dict:
@@ -59,11 +60,11 @@ def about(request: Request) -> dict:
 
 async def send(request: Request) -> dict:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
-        raise ValueError('Send the sentence as JSON: {"sentence": "..."}.')
+        raise ValueError(AS_JSON)
     body = loads_bounded(await read_body(request, MAX_BODY), "The sentence")
     sentence = body.get("sentence") if isinstance(body, dict) else None
     if not isinstance(sentence, str):
-        raise ValueError('Send the sentence as JSON: {"sentence": "..."}.')
+        raise ValueError(AS_JSON)
     return await run_in_threadpool(store_sentence, request.path_params["code"], sentence, request)
 
 

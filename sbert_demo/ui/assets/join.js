@@ -56,10 +56,8 @@
   function showAbout() {
     const count = about.sentences === 1 ? "1 sentence" : `${about.sentences} sentences`;
     say($("join-title"), `Send a sentence to board ${about.code}`);
-    say($("join-about"), `Shown under ${about.model_label} · ${count} on the board so far.`);
-    if (about.locked) {
-      say($("join-about"), `Board ${about.code} is closed to new sentences: the presenter has locked it.`);
-    }
+    say($("join-about"), about.locked ? `Board ${about.code} is closed to new sentences: the presenter has locked it.`
+      : `Shown under ${about.model_label} · ${count} on the board so far.`);
     $("join-form").hidden = false;
     $("join-send").disabled = about.locked;
     $("join-sentence").maxLength = about.max_chars;
